@@ -1,0 +1,147 @@
+import { DurableChatError, type DurableChatErrorCode } from './durable-chat-error.js';
+
+export type HttpErrorCode =
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'BAD_REQUEST'
+  | 'SESSION_CLOSED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'SERVER_ERROR'
+  | 'HTTP_ERROR';
+
+export interface HttpErrorOptions {
+  status: number;
+  /** What was being done, e.g. `append to .in` (never a URL with a token in it). */
+  operation: string;
+  /** The `error` text of the response body, if any. */
+  serverMessage?: string;
+  cause?: unknown;
+}
+
+/** A non-2xx response. */
+export class HttpError extends DurableChatError {
+  override readonly code: HttpErrorCode;
+  override readonly status: number;
+  readonly serverMessage: string | undefined;
+
+  constructor(options: HttpErrorOptions & { code?: HttpErrorCode; retryable?: boolean }) {
+    const code = options.code ?? 'HTTP_ERROR';
+    super({
+      code,
+      message: describe(options, code),
+      retryable: options.retryable ?? false,
+      status: options.status,
+      cause: options.cause,
+    });
+    this.name = 'HttpError';
+    this.code = code;
+    this.status = options.status;
+    this.serverMessage = options.serverMessage;
+  }
+}
+
+function describe(options: HttpErrorOptions, code: DurableChatErrorCode): string {
+  const detail = options.serverMessage ? `: ${options.serverMessage}` : '';
+  return `${options.operation} failed with HTTP ${options.status} (${code})${detail}`;
+}
+
+/** 401 or 403: the token is missing, expired, revoked or lacks a scope. Refresh, then retry once. */
+export class AuthError extends HttpError {
+  constructor(options: HttpErrorOptions) {
+    super({ ...options, code: options.status === 403 ? 'FORBIDDEN' : 'UNAUTHORIZED', retryable: true });
+    this.name = 'AuthError';
+  }
+}
+
+/** 409: the session is closed. Terminal: stop reading, refuse later sends. */
+export class SessionClosedError extends HttpError {
+  readonly closedReason: string | null;
+  constructor(options: Partial<HttpErrorOptions> & { closedReason?: string | null }) {
+    super({
+      status: options.status ?? 409,
+      operation: options.operation ?? 'session',
+      serverMessage: options.serverMessage ?? 'the session is closed',
+      cause: options.cause,
+      code: 'SESSION_CLOSED',
+      retryable: false,
+    });
+    this.name = 'SessionClosedError';
+    this.closedReason = options.closedReason ?? null;
+  }
+}
+
+/** 413: the record is over the store's ceiling. Never retried. */
+export class PayloadTooLargeError extends HttpError {
+  constructor(options: HttpErrorOptions) {
+    super({ ...options, code: 'PAYLOAD_TOO_LARGE', retryable: false });
+    this.name = 'PayloadTooLargeError';
+  }
+}
+
+/** 429: wait until `resetAt` (epoch ms, when the server said), then retry. */
+export class RateLimitedError extends HttpError {
+  readonly resetAt: number | undefined;
+  readonly limit: number | undefined;
+  readonly remaining: number | undefined;
+  constructor(options: HttpErrorOptions & { resetAt?: number; limit?: number; remaining?: number }) {
+    super({ ...options, code: 'RATE_LIMITED', retryable: true });
+    this.name = 'RateLimitedError';
+    this.resetAt = options.resetAt;
+    this.limit = options.limit;
+    this.remaining = options.remaining;
+  }
+}
+
+/** 5xx: a transient failure on the server. Safe to retry with the same `X-Part-Id`. */
+export class ServerError extends HttpError {
+  constructor(options: HttpErrorOptions) {
+    super({ ...options, code: 'SERVER_ERROR', retryable: true });
+    this.name = 'ServerError';
+  }
+}
+
+function numberHeader(headers: Headers | undefined, name: string): number | undefined {
+  const raw = headers?.get(name);
+  if (raw == null || raw.trim() === '') return undefined;
+  const value = Number(raw);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+/**
+ * Maps a failed response to the right error class. `body` is the parsed JSON body when
+ * there was one; its `code` (not its text) decides a 409.
+ */
+export function httpErrorFromResponse(options: {
+  status: number;
+  operation: string;
+  body?: unknown;
+  headers?: Headers;
+}): HttpError {
+  const { status, operation, headers } = options;
+  const body = (typeof options.body === 'object' && options.body !== null ? options.body : {}) as Record<
+    string,
+    unknown
+  >;
+  const serverMessage = typeof body.error === 'string' ? body.error.slice(0, 500) : undefined;
+  const base = { status, operation, serverMessage };
+  if (status === 401 || status === 403) return new AuthError(base);
+  if (status === 409) {
+    const closedReason = typeof body.closedReason === 'string' ? body.closedReason : null;
+    return new SessionClosedError({ ...base, closedReason });
+  }
+  if (status === 413) return new PayloadTooLargeError(base);
+  if (status === 429) {
+    return new RateLimitedError({
+      ...base,
+      resetAt: numberHeader(headers, 'x-ratelimit-reset'),
+      limit: numberHeader(headers, 'x-ratelimit-limit'),
+      remaining: numberHeader(headers, 'x-ratelimit-remaining'),
+    });
+  }
+  if (status >= 500) return new ServerError(base);
+  if (status === 400) return new HttpError({ ...base, code: 'BAD_REQUEST' });
+  if (status === 404) return new HttpError({ ...base, code: 'NOT_FOUND' });
+  return new HttpError(base);
+}

@@ -1,0 +1,20 @@
+export { ConnectionError, type ConnectionErrorCode, TurnRejectedError } from './connection-error.js';
+export {
+  DurableChatError,
+  type DurableChatErrorCode,
+  type DurableChatErrorOptions,
+  isDurableChatError,
+} from './durable-chat-error.js';
+export {
+  AuthError,
+  HttpError,
+  type HttpErrorCode,
+  type HttpErrorOptions,
+  httpErrorFromResponse,
+  PayloadTooLargeError,
+  RateLimitedError,
+  ServerError,
+  SessionClosedError,
+} from './http-error.js';
+export { ProtocolError, type ProtocolErrorCode } from './protocol-error.js';
+export { ValidationError, type ValidationErrorCode } from './validation-error.js';

@@ -1,0 +1,6 @@
+/**
+ * durable-chat core: protocol types and helpers, errors, and (as they land) the
+ * framework-free `SessionClient` and `SessionChatTransport`. Never imports React.
+ */
+export * from './errors/index.js';
+export * from './protocol/index.js';

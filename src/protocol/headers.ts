@@ -1,0 +1,37 @@
+/** Header names of the session protocol, lower-case as `Headers` returns them. */
+export const HEADER = {
+  authorization: 'authorization',
+  contentType: 'content-type',
+  accept: 'accept',
+  partId: 'x-part-id',
+  timeoutSeconds: 'timeout-seconds',
+  lastEventId: 'last-event-id',
+  peekSettled: 'x-peek-settled',
+  sessionSettled: 'x-session-settled',
+  streamVersion: 'x-stream-version',
+  triggerJwt: 'x-trigger-jwt',
+  triggerJwtClaims: 'x-trigger-jwt-claims',
+  rateLimitLimit: 'x-ratelimit-limit',
+  rateLimitRemaining: 'x-ratelimit-remaining',
+  rateLimitReset: 'x-ratelimit-reset',
+} as const;
+
+/** Header names carried inside `.out` records. */
+export const RECORD_HEADER = {
+  control: 'trigger-control',
+  publicAccessToken: 'public-access-token',
+  sessionInEventId: 'session-in-event-id',
+  /** A command record's single header has an empty name. */
+  command: '',
+} as const;
+
+export const CONTROL = {
+  turnComplete: 'turn-complete',
+  upgradeRequired: 'upgrade-required',
+} as const;
+
+export const COMMAND_TRIM = 'trim';
+export const EVENT_STREAM = 'text/event-stream';
+export const STREAM_VERSION_V2 = 'v2';
+/** Data chunk types of the legacy control form. */
+export const LEGACY_CONTROL_PREFIX = 'trigger:';

@@ -1,0 +1,166 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { ProtocolError } from '../errors/protocol-error.js';
+import type { OutRecord, RecordHeader, StreamTail } from './types.js';
+
+/** What the `.out` SSE stream yields, in arrival order. */
+export type OutStreamEvent =
+  | { type: 'batch'; records: OutRecord[]; tail: StreamTail | undefined }
+  | { type: 'ping'; timestamp: number | undefined; tail: StreamTail | undefined }
+  | { type: 'done' }
+  /** The server's `error` event: the connection closes without `[DONE]`; resume from the cursor. */
+  | { type: 'error'; message: string }
+  /** Bad data from the wire. Not fatal: what surrounds it is still delivered. */
+  | { type: 'protocol-error'; error: ProtocolError };
+
+export interface OutStreamDecoder {
+  /** Feeds bytes (or text) exactly as they arrived; any split is fine. */
+  push(chunk: Uint8Array | string): void;
+  /** Ends the input. A trailing event with no blank line after it is dropped, as SSE requires. */
+  end(): void;
+}
+
+const DONE = '[DONE]';
+
+function isNonNegativeInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function readTail(value: unknown): StreamTail | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { seq_num, timestamp } = value as { seq_num?: unknown; timestamp?: unknown };
+  if (!isNonNegativeInteger(seq_num)) return undefined;
+  return { seq_num, timestamp: typeof timestamp === 'number' ? timestamp : 0 };
+}
+
+function isHeaderList(value: unknown): value is RecordHeader[] {
+  if (!Array.isArray(value)) return false;
+  for (const pair of value) {
+    if (!Array.isArray(pair) || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') return false;
+  }
+  return true;
+}
+
+/**
+ * Policy for bad data: a `batch` whose data is not JSON or has no `records` array is
+ * reported once and skipped whole (nothing in it is readable). Inside a good batch, a
+ * record without an integer `seq_num` is reported and dropped; one with a readable
+ * `seq_num` but a bad body or headers is kept with an empty body, so classification marks
+ * it `malformed` and the cursor still moves past it. Neighbouring records are never lost.
+ */
+export function parseBatchData(
+  data: string,
+  report: (error: ProtocolError) => void,
+): { records: OutRecord[]; tail: StreamTail | undefined } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch (cause) {
+    report(new ProtocolError({ code: 'MALFORMED_BATCH', message: 'batch event data is not JSON', cause }));
+    return undefined;
+  }
+  const raw = (parsed as { records?: unknown } | null)?.records;
+  if (!Array.isArray(raw)) {
+    report(new ProtocolError({ code: 'MALFORMED_BATCH', message: 'batch event has no `records` array' }));
+    return undefined;
+  }
+  const records: OutRecord[] = [];
+  for (let index = 0; index < raw.length; index++) {
+    const record = raw[index] as Partial<OutRecord> | null;
+    if (typeof record !== 'object' || record === null || !isNonNegativeInteger(record.seq_num)) {
+      report(
+        new ProtocolError({
+          code: 'MALFORMED_RECORD',
+          message: `batch record ${index} has no integer seq_num`,
+        }),
+      );
+      continue;
+    }
+    const headersOk = record.headers === undefined || isHeaderList(record.headers);
+    if (typeof record.body === 'string' && headersOk && typeof record.timestamp === 'number') {
+      records.push(record as OutRecord);
+      continue;
+    }
+    // Kept with an unreadable body so the cursor passes it; classification reports it.
+    records.push({
+      seq_num: record.seq_num,
+      timestamp: typeof record.timestamp === 'number' ? record.timestamp : 0,
+      body: typeof record.body === 'string' && headersOk ? record.body : '',
+      headers: headersOk ? record.headers : undefined,
+    });
+  }
+  return { records, tail: readTail((parsed as { tail?: unknown }).tail) };
+}
+
+function parsePing(data: string): { timestamp: number | undefined; tail: StreamTail | undefined } {
+  try {
+    const parsed = JSON.parse(data) as { timestamp?: unknown; tail?: unknown } | null;
+    return {
+      timestamp: typeof parsed?.timestamp === 'number' ? parsed.timestamp : undefined,
+      tail: readTail(parsed?.tail),
+    };
+  } catch {
+    // The spec says pings are ignored; an unreadable one still proves the connection lives.
+    return { timestamp: undefined, tail: undefined };
+  }
+}
+
+/**
+ * Decodes the `.out` SSE byte stream into events. Built on eventsource-parser (line
+ * splitting, CRLF, BOM, multi-line data); bytes are decoded as streaming UTF-8 so a
+ * character split across reads survives. The SSE `id:` line is ignored on purpose: the
+ * cursor is each record's `seq_num`.
+ */
+export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): OutStreamDecoder {
+  const report = (error: ProtocolError) => emit({ type: 'protocol-error', error });
+  const onEvent = (message: EventSourceMessage) => {
+    switch (message.event) {
+      case 'batch': {
+        const batch = parseBatchData(message.data, report);
+        if (batch !== undefined) emit({ type: 'batch', records: batch.records, tail: batch.tail });
+        return;
+      }
+      case 'ping':
+        emit({ type: 'ping', ...parsePing(message.data) });
+        return;
+      case 'error':
+        emit({ type: 'error', message: message.data });
+        return;
+      case undefined:
+      case 'message':
+        if (message.data === DONE) emit({ type: 'done' });
+        else
+          report(
+            new ProtocolError({
+              code: 'UNEXPECTED_RESPONSE',
+              message: 'unnamed SSE event that is not [DONE]',
+            }),
+          );
+        return;
+      default:
+        // Unknown event names are tolerated for forward compatibility.
+        return;
+    }
+  };
+  const parser = createParser({
+    onEvent,
+    onError: (error) =>
+      report(
+        new ProtocolError({
+          code: 'UNEXPECTED_RESPONSE',
+          message: `SSE syntax: ${error.message}`,
+          cause: error,
+        }),
+      ),
+  });
+  const text = new TextDecoder('utf-8');
+  return {
+    push(chunk) {
+      parser.feed(typeof chunk === 'string' ? chunk : text.decode(chunk, { stream: true }));
+    },
+    end() {
+      const rest = text.decode();
+      if (rest !== '') parser.feed(rest);
+      parser.reset({ consume: false });
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import { describe, expect, it, vi } from 'vitest';
+
+// If anything the core entry loads touches React, these factories throw and the import fails.
+vi.mock('react', () => {
+  throw new Error('the core entry imported react');
+});
+vi.mock('react-dom', () => {
+  throw new Error('the core entry imported react-dom');
+});
+vi.mock('@ai-sdk/react', () => {
+  throw new Error('the core entry imported @ai-sdk/react');
+});
+
+describe('durable-chat core entry', () => {
+  it('loads without React', async () => {
+    const core = await import('../src/index.js');
+    expect(typeof core.createOutStreamDecoder).toBe('function');
+    expect(typeof core.isDurableChatError).toBe('function');
+  });
+});
