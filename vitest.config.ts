@@ -1,10 +1,32 @@
 import { defineConfig } from 'vitest/config';
 
+// Everything runs once on ai 6 (the devDependency). The transport and React suites run a
+// second time on ai 7 (installed as the aliases `ai-v7` / `ai-sdk-react-v4`), because the
+// package supports both majors.
+const aiSeven = { ai: 'ai-v7', '@ai-sdk/react': 'ai-sdk-react-v4' };
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-    exclude: ['test/browser/**', 'node_modules/**'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'ai6',
+          include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+          exclude: ['test/browser/**', 'node_modules/**'],
+        },
+      },
+      {
+        extends: true,
+        resolve: { alias: aiSeven },
+        test: {
+          name: 'ai7',
+          include: ['test/transport/**/*.test.ts', 'test/react/**/*.test.tsx', 'test/react/**/*.test.ts', 'test/ai-version.test.ts'],
+          exclude: ['test/browser/**', 'node_modules/**'],
+        },
+      },
+    ],
   },
 });
