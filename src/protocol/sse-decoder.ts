@@ -153,13 +153,28 @@ export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): O
       ),
   });
   const text = new TextDecoder('utf-8');
+  // A CR at the very end of the input may still be the first half of a CRLF, so the parser
+  // holds it back; at the end of the stream it can only be a line end.
+  let endsWithCarriageReturn = false;
+  let atStart = true;
+  const feed = (decoded: string) => {
+    if (decoded === '') return;
+    atStart = false;
+    endsWithCarriageReturn = decoded.charCodeAt(decoded.length - 1) === 13;
+    parser.feed(decoded);
+  };
   return {
     push(chunk) {
-      parser.feed(typeof chunk === 'string' ? chunk : text.decode(chunk, { stream: true }));
+      if (typeof chunk !== 'string') feed(text.decode(chunk, { stream: true }));
+      // TextDecoder strips a leading BOM from bytes; text input gets the same treatment here
+      // (the parser only recognises a BOM written as three Latin-1 characters).
+      else feed(atStart && chunk.charCodeAt(0) === 0xfeff ? chunk.slice(1) : chunk);
     },
     end() {
-      const rest = text.decode();
-      if (rest !== '') parser.feed(rest);
+      feed(text.decode());
+      if (endsWithCarriageReturn) parser.feed('\n');
+      endsWithCarriageReturn = false;
+      atStart = true;
       parser.reset({ consume: false });
     },
   };

@@ -18,7 +18,8 @@ export function readTokenClaims(token: string): TokenClaims | undefined {
   if (parts.length !== 3 || parts[1] === undefined) return undefined;
   try {
     const payload = JSON.parse(base64UrlDecode(parts[1])) as Record<string, unknown>;
-    if (typeof payload !== 'object' || payload === null) return undefined;
+    // A JWT payload is a JSON object; an array or a scalar is not a claims set.
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return undefined;
     const claims: TokenClaims = {};
     if (typeof payload.sub === 'string') claims.sub = payload.sub;
     if (typeof payload.exp === 'number') claims.exp = payload.exp;
@@ -36,7 +37,10 @@ export function readTokenClaims(token: string): TokenClaims | undefined {
 export function runIdFromScopes(scopes: readonly string[] | undefined): string | undefined {
   if (scopes === undefined) return undefined;
   for (const scope of scopes) {
-    if (scope.startsWith('read:runs:')) return scope.slice('read:runs:'.length);
+    // `read:runs:` with nothing after it names no run.
+    if (scope.startsWith('read:runs:') && scope.length > 'read:runs:'.length) {
+      return scope.slice('read:runs:'.length);
+    }
   }
   return undefined;
 }
