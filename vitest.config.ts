@@ -23,7 +23,12 @@ export default defineConfig({
         resolve: { alias: aiSeven },
         test: {
           name: 'ai7',
-          include: ['test/transport/**/*.test.ts', 'test/react/**/*.test.tsx', 'test/react/**/*.test.ts', 'test/ai-version.test.ts'],
+          include: [
+            'test/transport/**/*.test.ts',
+            'test/react/**/*.test.tsx',
+            'test/react/**/*.test.ts',
+            'test/ai-version.test.ts',
+          ],
           exclude: ['test/browser/**', 'node_modules/**'],
         },
       },
