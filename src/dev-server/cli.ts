@@ -1,4 +1,67 @@
 #!/usr/bin/env node
-// `durable-chat dev`: filled in by the dev-server work.
-console.error('durable-chat: the dev server is not available in this build yet');
-process.exitCode = 1;
+import { parseArgs } from 'node:util';
+import { ValidationError } from '../errors/validation-error.js';
+import { demoAgent } from './agents/demo-agent.js';
+import { echoAgent } from './agents/echo-agent.js';
+import { loadAgents } from './load-agents.js';
+import { startDevServer } from './start-dev-server.js';
+
+const USAGE = `Usage: durable-chat dev [--port N] [--host H] [--secret-key K] [--data-dir D] [--agents ./module.js]
+
+  --port        port to listen on (default 3030; 0 picks a free one)
+  --host        interface to bind (default 127.0.0.1)
+  --secret-key  secret API key (default: a random sk_dev_… printed at start)
+  --data-dir    folder for session snapshots (default .durable-chat)
+  --agents      module whose exported agents are served (default: the demo and echo agents)`;
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'secret-key': { type: 'string' },
+      'data-dir': { type: 'string' },
+      agents: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true || positionals[0] !== 'dev') {
+    console.log(USAGE);
+    if (values.help !== true) process.exitCode = 1;
+    return;
+  }
+  const port = values.port === undefined ? 3030 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ValidationError({ field: '--port', message: `--port: not a port: ${values.port}` });
+  }
+  const agents = values.agents === undefined ? [demoAgent, echoAgent] : await loadAgents(values.agents);
+  const server = await startDevServer({
+    port,
+    host: values.host ?? '127.0.0.1',
+    secretKey: values['secret-key'],
+    objectStore: { dir: values['data-dir'] ?? '.durable-chat' },
+    agents,
+  });
+  console.log(`durable-chat dev server listening on ${server.url}`);
+  console.log(`  base URL:   ${server.url}`);
+  console.log(`  secret key: ${server.secretKey}`);
+  console.log(`  agents:     ${agents.map((agent) => agent.id).join(', ')}`);
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('durable-chat: closing failed', error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(`durable-chat: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});

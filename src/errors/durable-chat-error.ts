@@ -26,7 +26,9 @@ export type DurableChatErrorCode =
   | 'STREAM_DISCONNECTED'
   | 'TURN_REJECTED'
   | 'TOKEN_UNAVAILABLE'
-  | 'ABORTED';
+  | 'ABORTED'
+  // several tabs on one chat
+  | 'TURN_IN_OTHER_TAB';
 
 export interface DurableChatErrorOptions {
   code: DurableChatErrorCode;

@@ -1,2 +1,27 @@
 /** durable-chat/react: hooks over the core. The only entry that imports React. */
 export * from '../errors/index.js';
+export {
+  DEFAULT_STORAGE_PREFIX,
+  type PersistenceOption,
+  sessionStoragePersistence,
+} from './browser-persistence.js';
+export type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
+export { GuardedTransport } from './guarded-transport.js';
+export {
+  deriveSessionChatStatus,
+  describeSessionChatStatus,
+  type SessionChatStatus,
+} from './session-chat-status.js';
+export type { SessionStateSource } from './session-registry.js';
+export { type SessionView, toSessionView } from './session-view.js';
+export { shallowEqual } from './shallow-equal.js';
+export type { BroadcastChannelLike, LockManagerLike } from './tab-channel.js';
+export type { TabCoordinationOptions, TabMode } from './tab-coordinator.js';
+export { type UseChatSessionResult, useChatSession } from './use-chat-session.js';
+export {
+  DEFAULT_RENDER_THROTTLE_MS,
+  type UseSessionChatOptions,
+  type UseSessionChatResult,
+  useSessionChat,
+} from './use-session-chat.js';
+export { useSessionState } from './use-session-state.js';

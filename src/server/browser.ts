@@ -1,5 +1,17 @@
 // Resolved through the `browser` export condition: importing the secret-key helpers from
 // client code must fail the build or the page loudly, never ship the key.
-throw new Error(
-  'durable-chat/server was imported in a browser bundle. It uses your secret key and must only run on your server.',
-);
+const message =
+  'durable-chat/server was imported in a browser bundle. It uses your secret key and must only run on your server.';
+
+// The package is `sideEffects: false`, so a bundler keeps this module only when one of its
+// names is used. Exporting the server entry's functions keeps it in, and the throw below
+// then runs as the bundle loads; calling a stub (should the load survive) throws the same.
+export function createSessionsApi(): never {
+  throw new Error(message);
+}
+
+export function createChatRouteHandler(): never {
+  throw new Error(message);
+}
+
+throw new Error(message);

@@ -1,0 +1,25 @@
+import type { VariantName } from './clients/client-variant.js';
+import type { FirstChunkCell } from './scenarios/first-chunk.js';
+import type { RendersCell } from './scenarios/renders.js';
+import type { ResumeCell } from './scenarios/resume.js';
+import type { ScaleCell } from './scenarios/scale.js';
+import type { ThroughputCell } from './scenarios/throughput.js';
+
+/** Everything one run measured: what results.json holds under `results`. */
+export interface BenchResults {
+  throughput: ThroughputCell[];
+  firstChunk: FirstChunkCell[];
+  resume: ResumeCell[];
+  renders: RendersCell[];
+  scale: ScaleCell[];
+}
+
+/** The cell of `variant` that matches, unless it failed (a failed cell has no figures). */
+export function cellOf<T extends { variant: VariantName; error?: string }>(
+  cells: T[],
+  match: (cell: T) => boolean,
+  variant: VariantName,
+): T | undefined {
+  const cell = cells.find((candidate) => candidate.variant === variant && match(candidate));
+  return cell?.error === undefined ? cell : undefined;
+}

@@ -1,0 +1,45 @@
+import type { UIMessage, UIMessageChunk } from 'ai';
+
+/** Where and as whom a client talks to the fixture (or dev) server. */
+export interface TurnContext {
+  baseUrl: string;
+  chatId: string;
+  /** The session's `publicAccessToken`, from a create call made before any timing. */
+  token: string;
+  message: UIMessage;
+}
+
+/** One client under test, driven the way `useChat` drives a `ChatTransport`. */
+export interface ClientVariant {
+  name: VariantName;
+  /** Sends the message; resolves to the reply's chunks, ending at the turn's end. */
+  send(context: TurnContext): Promise<ReadableStream<UIMessageChunk>>;
+  /** Releases timers and sockets the client may hold between turns. */
+  dispose?(): void;
+}
+
+/**
+ * `floor-stream`: the floor's chunks handed over through a `ReadableStream`, the shape every
+ * `ChatTransport` must return; the gap between `floor` and `floor-stream` is the interface's
+ * own cost, which no transport can avoid.
+ */
+export type VariantName = 'durable-chat' | 'trigger' | 'floor' | 'floor-stream';
+
+export const VARIANT_NAMES: readonly VariantName[] = ['durable-chat', 'trigger', 'floor'];
+
+export function userMessage(text: string): UIMessage {
+  return { id: `user-${Math.random().toString(36).slice(2)}`, role: 'user', parts: [{ type: 'text', text }] };
+}
+
+/** Loads only the variant asked for, so a worker's memory holds one client's code. */
+export async function loadVariant(name: VariantName): Promise<ClientVariant> {
+  switch (name) {
+    case 'durable-chat':
+      return (await import('./durable-chat-client.js')).createDurableChatVariant();
+    case 'trigger':
+      return (await import('./trigger-client.js')).createTriggerVariant();
+    case 'floor':
+    case 'floor-stream':
+      return (await import('./floor-client.js')).createFloorVariant();
+  }
+}

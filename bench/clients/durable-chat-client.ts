@@ -1,0 +1,44 @@
+import { ConnectionError, SessionChatTransport } from 'durable-chat';
+import type { ClientVariant } from './client-variant.js';
+
+/**
+ * durable-chat's transport, one instance for every chat as an app would hold it. Its
+ * `startSession` hands back the token the bench created before timing, the same token
+ * the platform's transport is hydrated with, so neither pays for a create call.
+ */
+export function createDurableChatVariant(): ClientVariant {
+  let transport: SessionChatTransport | undefined;
+  const tokens = new Map<string, string>();
+  const token = (chatId: string): string => {
+    const value = tokens.get(chatId);
+    if (value === undefined) {
+      throw new ConnectionError({
+        code: 'TOKEN_UNAVAILABLE',
+        message: `no session created for chat ${chatId}`,
+      });
+    }
+    return value;
+  };
+  return {
+    name: 'durable-chat',
+    async send({ baseUrl, chatId, token: sessionToken, message }) {
+      tokens.set(chatId, sessionToken);
+      transport ??= new SessionChatTransport({
+        baseURL: baseUrl,
+        taskIdentifier: 'bench',
+        startSession: async ({ chatId: id }) => ({ publicAccessToken: token(id) }),
+        getAccessToken: async ({ chatId: id }) => token(id),
+      });
+      return transport.sendMessages({
+        trigger: 'submit-message',
+        chatId,
+        messageId: undefined,
+        messages: [message],
+        abortSignal: undefined,
+      });
+    },
+    dispose() {
+      transport?.close();
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import type { UIMessageChunk } from 'ai';
+import { type ChatInputChunk, httpErrorFromResponse, type OutBatch, ProtocolError } from 'durable-chat';
+import { createParser } from 'eventsource-parser';
+import type { ClientVariant, TurnContext } from './client-variant.js';
+
+async function failure(response: Response, operation: string): Promise<Error> {
+  const body: unknown = await response.json().catch(() => undefined);
+  return httpErrorFromResponse({ status: response.status, operation, body, headers: response.headers });
+}
+
+function sessionUrl({ baseUrl, chatId }: TurnContext): string {
+  return `${baseUrl}/realtime/v1/sessions/${encodeURIComponent(chatId)}`;
+}
+
+export async function floorAppend(context: TurnContext): Promise<void> {
+  const { chatId, token, message } = context;
+  const body: ChatInputChunk = { kind: 'message', payload: { chatId, trigger: 'submit-message', message } };
+  const append = await fetch(`${sessionUrl(context)}/in/append`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!append.ok) throw await failure(append, 'append to .in');
+  await append.json();
+}
+
+/** How one `.out` read ended: at the turn's turn-complete, or cut short after `cursor`. */
+export interface FloorReadEnd {
+  ended: boolean;
+  cursor: number;
+}
+
+/**
+ * The floor: what any reader of this protocol must do at least. One `.out` read,
+ * eventsource-parser, `JSON.parse` of each batch and each record body, the cursor kept;
+ * no retries, no validation, no streams between the parser and the caller.
+ */
+export async function floorRead(
+  context: TurnContext,
+  onChunk: (chunk: UIMessageChunk) => void,
+  cursor = -1,
+): Promise<FloorReadEnd> {
+  const abort = new AbortController();
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${context.token}`,
+    accept: 'text/event-stream',
+  };
+  if (cursor >= 0) headers['last-event-id'] = String(cursor);
+  const response = await fetch(`${sessionUrl(context)}/out`, { headers, signal: abort.signal });
+  if (!response.ok || response.body === null) throw await failure(response, 'read .out');
+  const end: FloorReadEnd = { ended: false, cursor };
+  const parser = createParser({
+    onEvent(event) {
+      if (event.event !== 'batch' || end.ended) return;
+      const batch = JSON.parse(event.data) as OutBatch;
+      for (const record of batch.records) {
+        end.cursor = record.seq_num;
+        const recordHeaders = record.headers;
+        if (recordHeaders !== undefined && recordHeaders.length > 0) {
+          // Control or command record; the floor only needs to know where the turn ends.
+          if (
+            recordHeaders.some(([name, value]) => name === 'trigger-control' && value === 'turn-complete')
+          ) {
+            end.ended = true;
+            return;
+          }
+          continue;
+        }
+        onChunk((JSON.parse(record.body) as { data: UIMessageChunk }).data);
+      }
+    },
+  });
+  const text = new TextDecoder();
+  const reader = response.body.getReader();
+  try {
+    while (!end.ended) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parser.feed(text.decode(value, { stream: true }));
+    }
+  } catch (error) {
+    // A dropped connection; the caller decides whether to read again from the cursor.
+    if (!(error instanceof TypeError)) throw error;
+  } finally {
+    abort.abort();
+  }
+  return end;
+}
+
+/** Append, then read to the turn's end in one connection. */
+export async function floorTurn(
+  context: TurnContext,
+  onChunk: (chunk: UIMessageChunk) => void,
+): Promise<void> {
+  await floorAppend(context);
+  const end = await floorRead(context, onChunk);
+  if (!end.ended) {
+    throw new ProtocolError({ code: 'UNEXPECTED_RESPONSE', message: '.out ended before turn-complete' });
+  }
+}
+
+/** The floor of a resume: re-read at once from the cursor after every drop, no backoff. */
+export async function floorResumingTurn(
+  context: TurnContext,
+  onChunk: (chunk: UIMessageChunk) => void,
+  maxReads = 5,
+): Promise<void> {
+  await floorAppend(context);
+  let cursor = -1;
+  for (let read = 0; read < maxReads; read++) {
+    const end = await floorRead(context, onChunk, cursor);
+    if (end.ended) return;
+    cursor = end.cursor;
+  }
+  throw new ProtocolError({
+    code: 'UNEXPECTED_RESPONSE',
+    message: `no turn-complete after ${maxReads} reads`,
+  });
+}
+
+export function createFloorVariant(): ClientVariant {
+  return {
+    name: 'floor',
+    async send(context) {
+      // For the reducer and first-chunk comparisons: the floor's chunks as a stream.
+      return new ReadableStream<UIMessageChunk>({
+        start(controller) {
+          floorResumingTurn(context, (chunk) => controller.enqueue(chunk)).then(
+            () => controller.close(),
+            (error: unknown) => controller.error(error),
+          );
+        },
+      });
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import { readUIMessageStream, type UIMessage } from 'ai';
+import type { VariantName } from '../clients/client-variant.js';
+import { loadVariant, userMessage } from '../clients/client-variant.js';
+import { floorTurn } from '../clients/floor-client.js';
+import { chatIdFor, expectedReply, type TurnSpec } from '../fixture-turn.js';
+import { createSession } from '../session-setup.js';
+import { createCollector, drain, verifyChunks, verifyMessage } from '../verify-turn.js';
+import { type Sample, sampleProcess, startSample } from './measure.js';
+
+export interface ThroughputJob {
+  kind: 'throughput';
+  variant: VariantName;
+  /** `chunks`: read the transport's stream. `reducer`: through `readUIMessageStream`, as useChat does. */
+  consume: 'chunks' | 'reducer';
+  baseUrl: string;
+  warmup: TurnSpec;
+  turn: TurnSpec;
+}
+
+export interface ThroughputResult extends Sample {
+  chunks: number;
+}
+
+/**
+ * One warm-up turn (so every client runs JIT-compiled code), then one measured turn,
+ * checked for the exact text before its figures are reported.
+ */
+export async function runThroughputJob(job: ThroughputJob): Promise<ThroughputResult> {
+  const variant = await loadVariant(job.variant);
+  const unique = `${job.variant}-${process.pid}`;
+  const once = async (spec: TurnSpec) => {
+    const turn = expectedReply(spec);
+    const chatId = chatIdFor(spec.name, unique);
+    const { publicAccessToken: token } = await createSession(job.baseUrl, chatId);
+    const context = { baseUrl: job.baseUrl, chatId, token, message: userMessage('hello') };
+    const label = `${job.variant}/${job.consume}/${spec.name}`;
+    const sample = startSample();
+    if (job.consume === 'reducer') {
+      let last: UIMessage | undefined;
+      for await (const message of readUIMessageStream({ stream: await variant.send(context) }))
+        last = message;
+      const result = sampleProcess(sample);
+      verifyMessage(label, turn, last);
+      return { ...result, chunks: turn.chunkCount };
+    }
+    const collector = createCollector();
+    if (job.variant === 'floor') await floorTurn(context, collector.add);
+    else await drain(await variant.send(context), collector);
+    const result = sampleProcess(sample);
+    verifyChunks(label, turn, collector);
+    return { ...result, chunks: collector.count };
+  };
+  await once(job.warmup);
+  const result = await once(job.turn);
+  variant.dispose?.();
+  return result;
+}

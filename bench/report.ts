@@ -1,0 +1,146 @@
+import { type BenchResults, cellOf } from './bench-results.js';
+import type { VariantName } from './clients/client-variant.js';
+import type { FirstChunkCell } from './scenarios/first-chunk.js';
+import type { RendersCell } from './scenarios/renders.js';
+import type { ResumeCell } from './scenarios/resume.js';
+import type { ScaleCell } from './scenarios/scale.js';
+import type { ThroughputCell } from './scenarios/throughput.js';
+import { formatMiB, formatNumber, markdownTable, ratio } from './stats.js';
+import { targetChecks, targetsTable } from './targets.js';
+
+const LABEL: Record<VariantName, string> = {
+  'durable-chat': '(a) durable-chat `SessionChatTransport`',
+  trigger: '(b) `TriggerChatTransport`',
+  floor: '(c) floor: eventsource-parser + JSON.parse',
+  'floor-stream': '(c′) floor + a ReadableStream (the ChatTransport shape)',
+};
+
+export function throughputTable(cells: ThroughputCell[], consume: ThroughputCell['consume']): string {
+  const rows = cells
+    .filter((cell) => cell.consume === consume)
+    .map((cell) => {
+      const floor = cellOf(cells, (c) => c.shape === cell.shape && c.consume === consume, 'floor');
+      const platform = cellOf(cells, (c) => c.shape === cell.shape && c.consume === consume, 'trigger');
+      if (cell.error !== undefined)
+        return [cell.shape, LABEL[cell.variant], `FAILED: ${cell.error}`, '', '', '', '', '', ''];
+      return [
+        cell.shape,
+        LABEL[cell.variant],
+        formatNumber(cell.wallMs, 0),
+        formatNumber(cell.chunksPerSecond, 0),
+        formatNumber(cell.cpuUsPerChunk, 2),
+        formatMiB(cell.peakRssBytes),
+        formatMiB(cell.turnRssBytes),
+        formatNumber(ratio(cell.cpuUsPerChunk, floor?.cpuUsPerChunk ?? Number.NaN), 2),
+        formatNumber(ratio(cell.cpuUsPerChunk, platform?.cpuUsPerChunk ?? Number.NaN), 2),
+      ];
+    });
+  return markdownTable(
+    [
+      'records/batch',
+      'client',
+      'wall ms',
+      'chunks/s',
+      'CPU µs/chunk',
+      'peak RSS',
+      'RSS growth',
+      'CPU ÷ floor',
+      'CPU ÷ platform',
+    ],
+    rows,
+  );
+}
+
+export function firstChunkTable(cells: FirstChunkCell[]): string {
+  const rows = cells.map((cell) => {
+    const floor = cellOf(cells, (c) => c.server === cell.server, 'floor');
+    if (cell.error !== undefined) return [cell.server, LABEL[cell.variant], `n/a: ${cell.error}`, '', '', ''];
+    return [
+      cell.server,
+      LABEL[cell.variant],
+      String(cell.runs),
+      formatNumber(cell.firstChunkMs, 2),
+      formatNumber(cell.p90Ms, 2),
+      formatNumber(ratio(cell.firstChunkMs, floor?.firstChunkMs ?? Number.NaN), 2),
+    ];
+  });
+  return markdownTable(['server', 'client', 'sends', 'median ms', 'p90 ms', '÷ raw fetch'], rows);
+}
+
+export function resumeTable(cells: ResumeCell[]): string {
+  const rows = cells.map((cell) =>
+    cell.error !== undefined
+      ? [cell.cutMode, LABEL[cell.variant], `FAILED: ${cell.error}`, '', '']
+      : [
+          cell.cutMode,
+          LABEL[cell.variant],
+          String(cell.runs),
+          formatNumber(cell.gapMs, 1),
+          formatNumber(cell.maxGapMs, 1),
+        ],
+  );
+  return markdownTable(['drop', 'client', 'drops', 'median ms to next chunk', 'max ms'], rows);
+}
+
+export function rendersTable(cells: RendersCell[]): string {
+  const rows = cells.map((cell) =>
+    cell.error === undefined
+      ? [
+          cell.throttle,
+          String(cell.runs),
+          formatNumber(cell.chunksPerSecond, 0),
+          formatNumber(cell.rendersPerThousandChunks, 1),
+        ]
+      : [cell.throttle, '', '', `FAILED: ${cell.error}`],
+  );
+  return markdownTable(['throttle', 'runs', 'chunks/s arriving', 'renders per 1,000 chunks'], rows);
+}
+
+export function scaleTable(cells: ScaleCell[]): string {
+  const rows = cells.map((cell) =>
+    cell.error !== undefined
+      ? [LABEL[cell.variant], `FAILED: ${cell.error}`, '', '', '', '', '']
+      : [
+          LABEL[cell.variant],
+          String(cell.sessions),
+          formatNumber(cell.wallMs, 0),
+          `${formatNumber(cell.cpuPercent, 1)}%`,
+          formatNumber(cell.cpuUsPerChunk, 2),
+          formatMiB(cell.peakRssBytes),
+          `${formatNumber(cell.rssPerSessionBytes / 1024, 1)} KiB`,
+          `${formatNumber(cell.serverCpuPercent, 1)}%`,
+        ],
+  );
+  return markdownTable(
+    [
+      'client',
+      'sessions',
+      'wall ms',
+      'client CPU (1 core)',
+      'CPU µs/chunk',
+      'peak RSS',
+      'RSS per session',
+      'server CPU',
+    ],
+    rows,
+  );
+}
+
+export function renderReport(results: BenchResults): string {
+  return [
+    '### Throughput: 100,000 text-delta records, chunks read from the stream',
+    throughputTable(results.throughput, 'chunks'),
+    '### Through the AI SDK reducer (`readUIMessageStream`, as `useChat`)',
+    throughputTable(results.throughput, 'reducer'),
+    '### Time to first chunk (`send` → first text-delta)',
+    firstChunkTable(results.firstChunk),
+    '### Resume after a dropped connection',
+    resumeTable(results.resume),
+    '### Renders through `useSessionChat`',
+    rendersTable(results.renders),
+    '### Scale: concurrent sessions in one process',
+    scaleTable(results.scale),
+    '### Targets',
+    targetsTable(targetChecks(results)),
+  ].join('\n\n');
+}

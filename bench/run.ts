@@ -1,0 +1,171 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import * as durableChat from 'durable-chat';
+import type { BenchResults } from './bench-results.js';
+import { VARIANT_NAMES, type VariantName } from './clients/client-variant.js';
+import { renderReport } from './report.js';
+import { benchFirstChunk } from './scenarios/first-chunk.js';
+import { benchRenders } from './scenarios/renders.js';
+import { benchResume } from './scenarios/resume.js';
+import { benchScale } from './scenarios/scale.js';
+import { benchThroughput } from './scenarios/throughput.js';
+import { targetChecks } from './targets.js';
+
+/**
+ * `npm run bench [-- --quick] [-- --only=throughput,first-chunk,resume,renders,scale]`
+ * Prints the tables and writes bench/results.json. Exits 1 when any fixture check fails.
+ * `tsx bench/run.ts --print` prints the tables of the last results.json again.
+ */
+const SCENARIOS = ['throughput', 'first-chunk', 'resume', 'renders', 'scale'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const args = process.argv.slice(2);
+const output = fileURLToPath(new URL('./results.json', import.meta.url));
+if (args.includes('--print')) {
+  // Prints the tables of the last run again (for the docs) without measuring anything.
+  const saved = JSON.parse(await readFile(output, 'utf8')) as { results: BenchResults };
+  console.log(renderReport(saved.results));
+  process.exit(0);
+}
+const quick = args.includes('--quick');
+const onlyArg = args.find((arg) => arg.startsWith('--only='));
+const only = new Set<string>(onlyArg === undefined ? SCENARIOS : onlyArg.slice('--only='.length).split(','));
+const wanted = (scenario: Scenario) => only.has(scenario);
+
+const settings = quick
+  ? {
+      runs: 1,
+      deltas: 10_000,
+      warmupDeltas: 1_000,
+      firstChunkRuns: 6,
+      firstChunkRounds: 1,
+      resumeRuns: 2,
+      scaleRuns: 1,
+      sessions: 100,
+      scaleDeltas: 20,
+      rendersRuns: 1,
+      rendersDeltas: 200,
+    }
+  : {
+      runs: 5,
+      deltas: 100_000,
+      warmupDeltas: 10_000,
+      firstChunkRuns: 60,
+      firstChunkRounds: 6,
+      resumeRuns: 5,
+      scaleRuns: 5,
+      sessions: 1000,
+      scaleDeltas: 100,
+      rendersRuns: 5,
+      rendersDeltas: 600,
+    };
+
+const log = (line: string) => console.log(line);
+const started = performance.now();
+
+// The transport is written alongside this bench; without it the other two still run.
+const variants: VariantName[] = VARIANT_NAMES.filter(
+  (name) => name !== 'durable-chat' || typeof durableChat.SessionChatTransport === 'function',
+);
+if (!variants.includes('durable-chat'))
+  log('durable-chat does not export SessionChatTransport: variant (a) skipped');
+
+const machine = {
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  node: process.version,
+  totalMemoryBytes: totalmem(),
+  loadAverageAtStart: loadavg(),
+};
+log(
+  `machine: ${machine.cpus} x ${machine.cpuModel}, node ${machine.node}, load ${machine.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}`,
+);
+log(`settings: ${quick ? 'quick' : 'full'} ${JSON.stringify(settings)}`);
+
+const results: BenchResults = { throughput: [], firstChunk: [], resume: [], renders: [], scale: [] };
+if (wanted('throughput')) {
+  log('throughput (scenarios 1 and 2)');
+  results.throughput = await benchThroughput({
+    runs: settings.runs,
+    deltas: settings.deltas,
+    warmupDeltas: settings.warmupDeltas,
+    shapes: [
+      { label: '100', batchSize: 100, tail: 'live', consumes: ['chunks', 'reducer'] },
+      { label: '1 (live)', batchSize: 1, tail: 'live', consumes: ['chunks', 'reducer'] },
+      { label: '100 (backlog)', batchSize: 100, tail: 'end', consumes: ['chunks'] },
+    ],
+    variants,
+    chunkOnlyVariants: ['floor-stream'],
+    log,
+  });
+}
+if (wanted('first-chunk')) {
+  log('time to first chunk (scenario 3)');
+  results.firstChunk = await benchFirstChunk({
+    runs: settings.firstChunkRuns,
+    rounds: settings.firstChunkRounds,
+    variants,
+    log,
+  });
+}
+if (wanted('resume')) {
+  log('resume (scenario 4)');
+  results.resume = await benchResume({ runs: settings.resumeRuns, variants, log });
+}
+if (wanted('renders')) {
+  log('renders (scenario 5)');
+  results.renders = await benchRenders({
+    runs: settings.rendersRuns,
+    deltas: settings.rendersDeltas,
+    intervalMs: 4,
+    log,
+  });
+}
+if (wanted('scale')) {
+  log('scale (scenario 6)');
+  results.scale = await benchScale({
+    runs: settings.scaleRuns,
+    sessions: settings.sessions,
+    deltas: settings.scaleDeltas,
+    intervalMs: 40,
+    variants,
+    log,
+  });
+}
+
+const durationSeconds = (performance.now() - started) / 1000;
+log('');
+log(renderReport(results));
+log('');
+log(
+  `finished in ${durationSeconds.toFixed(0)} s; load average at the end ${loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ')}`,
+);
+
+const report = {
+  generatedAt: new Date().toISOString(),
+  command: `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`,
+  quick,
+  settings,
+  machine: { ...machine, loadAverageAtEnd: loadavg() },
+  durationSeconds,
+  targets: targetChecks(results),
+  results,
+};
+await writeFile(output, `${JSON.stringify(report, null, 2)}\n`);
+log(`wrote ${output}`);
+
+// Gaps (a part not built yet) are reported, not failed; a wrong answer fails the run.
+const failed = [
+  ...results.throughput,
+  ...results.firstChunk,
+  ...results.resume,
+  ...results.renders,
+  ...results.scale,
+].filter((cell) => cell.error !== undefined && !cell.error.startsWith('dev server unavailable'));
+if (failed.length > 0) {
+  console.error(`bench: ${failed.length} measurement(s) FAILED their fixture check or crashed; see above`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,95 @@
+import { type BenchResults, cellOf } from './bench-results.js';
+import type { VariantName } from './clients/client-variant.js';
+import { formatNumber, markdownTable, ratio } from './stats.js';
+
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+function check(
+  target: string,
+  measured: number,
+  limit: number,
+  format: (value: number) => string,
+): TargetCheck {
+  return {
+    target,
+    measured: format(measured),
+    met: Number.isFinite(measured) ? measured <= limit : undefined,
+  };
+}
+
+/** The issue's targets, each with the figure that decides it (undefined: not measured). */
+export function targetChecks(results: BenchResults): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const times = (value: number) => `${formatNumber(value, 2)}x`;
+  for (const shape of [...new Set(results.throughput.map((cell) => cell.shape))]) {
+    const pick = (variant: VariantName) =>
+      cellOf(results.throughput, (c) => c.shape === shape && c.consume === 'chunks', variant);
+    const ours = pick('durable-chat');
+    const floor = pick('floor');
+    const platform = pick('trigger');
+    const perChunk = ours?.cpuUsPerChunk ?? Number.NaN;
+    checks.push(
+      check(
+        `CPU/chunk ≤ 1.3x floor (${shape})`,
+        ratio(perChunk, floor?.cpuUsPerChunk ?? Number.NaN),
+        1.3,
+        times,
+      ),
+    );
+    checks.push(
+      check(
+        `CPU/chunk well under the platform's (${shape}, ≤ 0.75x)`,
+        ratio(perChunk, platform?.cpuUsPerChunk ?? Number.NaN),
+        0.75,
+        times,
+      ),
+    );
+    checks.push(
+      check(
+        `peak RSS ≤ platform's (${shape})`,
+        ratio(ours?.peakRssBytes ?? Number.NaN, platform?.peakRssBytes ?? Number.NaN),
+        1,
+        times,
+      ),
+    );
+  }
+  for (const server of ['dev-server', 'fixture'] as const) {
+    const ours = cellOf(results.firstChunk, (c) => c.server === server, 'durable-chat');
+    const raw = cellOf(results.firstChunk, (c) => c.server === server, 'floor');
+    checks.push(
+      check(
+        `first chunk ≤ 1.3x raw fetch (${server})`,
+        ratio(ours?.firstChunkMs ?? Number.NaN, raw?.firstChunkMs ?? Number.NaN),
+        1.3,
+        times,
+      ),
+    );
+  }
+  for (const cutMode of ['destroy', 'error-event'] as const) {
+    const ours = cellOf(results.resume, (c) => c.cutMode === cutMode, 'durable-chat');
+    checks.push(
+      check(
+        `resume < 150 ms (${cutMode}, worst drop)`,
+        ours?.maxGapMs ?? Number.NaN,
+        150,
+        (v) => `${formatNumber(v, 1)} ms`,
+      ),
+    );
+  }
+  return checks;
+}
+
+export function targetsTable(checks: TargetCheck[]): string {
+  return markdownTable(
+    ['target', 'measured', 'met'],
+    checks.map((item) => [
+      item.target,
+      item.measured,
+      item.met === undefined ? 'not measured' : item.met ? 'yes' : 'NO',
+    ]),
+  );
+}

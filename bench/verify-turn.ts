@@ -1,0 +1,85 @@
+import type { UIMessage, UIMessageChunk } from 'ai';
+import { DurableChatError } from 'durable-chat';
+import type { ExpectedReply } from './fixture-turn.js';
+
+/** Collects what a client delivered, cheaply enough not to distort the timing. */
+export interface ChunkCollector {
+  count: number;
+  deltas: string[];
+  firstType: string | undefined;
+  lastType: string | undefined;
+  add(chunk: UIMessageChunk): void;
+}
+
+export function createCollector(): ChunkCollector {
+  const collector: ChunkCollector = {
+    count: 0,
+    deltas: [],
+    firstType: undefined,
+    lastType: undefined,
+    add(chunk) {
+      collector.count++;
+      collector.firstType ??= chunk.type;
+      collector.lastType = chunk.type;
+      if (chunk.type === 'text-delta') collector.deltas.push(chunk.delta);
+    },
+  };
+  return collector;
+}
+
+export async function drain(
+  stream: ReadableStream<UIMessageChunk>,
+  sink: { add(chunk: UIMessageChunk): void },
+): Promise<void> {
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    sink.add(value);
+  }
+}
+
+function mismatch(label: string, detail: string): DurableChatError {
+  return new DurableChatError({
+    code: 'UNEXPECTED_RESPONSE',
+    message: `fixture check failed (${label}): ${detail}`,
+  });
+}
+
+function firstDifference(actual: string, expected: string): number {
+  const length = Math.min(actual.length, expected.length);
+  for (let index = 0; index < length; index++) if (actual[index] !== expected[index]) return index;
+  return length;
+}
+
+/** Throws unless the client delivered exactly the turn's chunks and text. */
+export function verifyChunks(label: string, turn: ExpectedReply, collector: ChunkCollector): void {
+  if (collector.count !== turn.chunkCount) {
+    throw mismatch(label, `${collector.count} chunks, expected ${turn.chunkCount}`);
+  }
+  if (collector.firstType !== 'start' || collector.lastType !== 'finish') {
+    throw mismatch(
+      label,
+      `chunks run ${collector.firstType} .. ${collector.lastType}, expected start .. finish`,
+    );
+  }
+  verifyText(label, turn, collector.deltas.join(''));
+}
+
+export function verifyText(label: string, turn: ExpectedReply, text: string): void {
+  if (text !== turn.text) {
+    const at = firstDifference(text, turn.text);
+    throw mismatch(
+      label,
+      `text of ${text.length} chars, expected ${turn.text.length}; first difference at ${at}`,
+    );
+  }
+}
+
+/** Throws unless the AI SDK reducer built one assistant message with exactly the turn's text. */
+export function verifyMessage(label: string, turn: ExpectedReply, message: UIMessage | undefined): void {
+  if (message === undefined) throw mismatch(label, 'the reducer produced no message');
+  const texts = message.parts.filter((part) => part.type === 'text');
+  if (texts.length !== 1) throw mismatch(label, `${texts.length} text parts, expected 1`);
+  verifyText(label, turn, texts[0]?.text ?? '');
+}

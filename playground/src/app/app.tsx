@@ -1,0 +1,84 @@
+import { useCallback, useEffect } from 'react';
+import { type ChatEntry, useChatList } from './chat-list.js';
+import { ChatSidebar } from './chat-sidebar.js';
+import { ChatView } from './chat-view.js';
+import { type EventLogApi, useEventLog } from './event-log.js';
+import { EventLogPanel } from './event-log-panel.js';
+import { FaultPanel } from './fault-panel.js';
+import { type FaultName, injectFault, type PlaygroundConfig } from './playground-api.js';
+import { usePlaygroundChat } from './use-playground-chat.js';
+
+function titleFrom(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 40 ? `${line.slice(0, 40)}…` : line;
+}
+
+/** One chat, mounted per chat id: switching chats mounts a fresh hook for the other id. */
+function PlaygroundChat(props: {
+  config: PlaygroundConfig;
+  entry: ChatEntry;
+  log: EventLogApi;
+  update(patch: Partial<Omit<ChatEntry, 'id'>>): void;
+}) {
+  const { entry, update } = props;
+  const chat = usePlaygroundChat({ config: props.config, chatId: entry.id, log: props.log });
+  const firstUserText = chat.messages
+    .find((message) => message.role === 'user')
+    ?.parts.find((part) => part.type === 'text')?.text;
+
+  useEffect(() => {
+    if (firstUserText !== undefined && entry.title === 'New chat')
+      update({ title: titleFrom(firstUserText) });
+  }, [firstUserText, entry.title, update]);
+  useEffect(() => {
+    if (chat.closed && !entry.closed) update({ closed: true });
+  }, [chat.closed, entry.closed, update]);
+
+  return <ChatView title={entry.title} chat={chat} />;
+}
+
+export function App({ config, forgotten }: { config: PlaygroundConfig; forgotten: boolean }) {
+  const list = useChatList();
+  const log = useEventLog();
+  const { log: write } = log;
+
+  useEffect(() => {
+    write('config', `${config.mode} · task ${config.taskIdentifier} · ${config.baseURL}`);
+    if (forgotten) write('config', 'the local dev server restarted: chats of the earlier run were forgotten');
+  }, [config, forgotten, write]);
+
+  const inject = useCallback(
+    async (fault: FaultName) => {
+      write('fault', `${fault} requested`);
+      try {
+        write('fault', await injectFault(fault));
+      } catch (error) {
+        write('error', `fault ${fault} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    },
+    [write],
+  );
+
+  const { active, update } = list;
+  const updateActive = useCallback(
+    (patch: Partial<Omit<ChatEntry, 'id'>>) => {
+      if (active !== undefined) update(active.id, patch);
+    },
+    [active, update],
+  );
+
+  return (
+    <div className="layout">
+      <ChatSidebar chats={list.chats} activeId={active?.id} onCreate={list.create} onSelect={list.select} />
+      {active === undefined ? (
+        <main className="chat" />
+      ) : (
+        <PlaygroundChat key={active.id} config={config} entry={active} log={log} update={updateActive} />
+      )}
+      <aside className="side">
+        <FaultPanel enabled={config.faults} inject={inject} />
+        <EventLogPanel log={log} />
+      </aside>
+    </div>
+  );
+}

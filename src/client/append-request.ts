@@ -1,0 +1,109 @@
+import type { DurableChatError } from '../errors/durable-chat-error.js';
+import {
+  type HttpError,
+  httpErrorFromResponse,
+  RateLimitedError,
+  SessionClosedError,
+} from '../errors/http-error.js';
+import { HEADER } from '../protocol/headers.js';
+import type { ClientContext } from './client-context.js';
+import { sleep } from './environment.js';
+import {
+  abortedError,
+  type HeadersOption,
+  isAbortError,
+  joinUrl,
+  mergeHeaders,
+  networkError,
+  readJsonBody,
+} from './http.js';
+import { backoffDelay, rateLimitDelay } from './retry-policy.js';
+
+export interface AppendResult {
+  /** The `.in` sequence number of the stored record, when the server reports one. */
+  seq: number | undefined;
+  attempts: number;
+  durationMs: number;
+}
+
+const OPERATION = 'append to .in';
+
+function readSeq(body: unknown): number | undefined {
+  const seq = (body as { seq?: unknown } | null)?.seq;
+  return typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0 ? seq : undefined;
+}
+
+/**
+ * Posts one serialised `.in` chunk under one `X-Part-Id`, reused on every retry so the
+ * server stores it once. Network errors, 5xx and 429 are retried with backoff (429 waits
+ * for `x-ratelimit-reset`); 401/403 refresh the token once and retry; 409 marks the chat
+ * closed; 413 and other 4xx fail at once.
+ */
+export async function appendWithRetry(
+  context: ClientContext,
+  body: string,
+  partId: string,
+  signal: AbortSignal | undefined,
+  headers?: HeadersOption,
+): Promise<AppendResult> {
+  const { env, retry } = context;
+  const started = env.now();
+  let refreshedForAuth = false;
+  let attempt = 0;
+  for (;;) {
+    attempt++;
+    if (signal?.aborted) throw abortedError(OPERATION, signal.reason);
+    const token = await context.tokens.get();
+    let failure: DurableChatError;
+    try {
+      const response = await env.fetch(
+        joinUrl(context.baseURL, `/realtime/v1/sessions/${context.sessionPath()}/in/append`),
+        {
+          method: 'POST',
+          headers: mergeHeaders(context.headers, headers, {
+            [HEADER.authorization]: `Bearer ${token}`,
+            [HEADER.contentType]: 'application/json',
+            [HEADER.partId]: partId,
+            [HEADER.accept]: 'application/json',
+          }),
+          body,
+          signal,
+        },
+      );
+      const parsed = await readJsonBody(response);
+      if (response.ok) return { seq: readSeq(parsed), attempts: attempt, durationMs: env.now() - started };
+      failure = httpErrorFromResponse({
+        status: response.status,
+        operation: OPERATION,
+        body: parsed,
+        headers: response.headers,
+      });
+    } catch (error) {
+      if (isAbortError(error, signal)) throw abortedError(OPERATION, error);
+      failure = networkError(OPERATION, error);
+    }
+    const status = (failure as HttpError).status;
+    if (failure instanceof SessionClosedError) {
+      context.markClosed(failure);
+      throw failure;
+    }
+    if (status === 401 || status === 403) {
+      if (refreshedForAuth) throw failure;
+      refreshedForAuth = true;
+      await context.tokens.refresh('unauthorized');
+      attempt--; // an auth refresh is not a failed attempt of the send itself
+      continue;
+    }
+    if (!failure.retryable || attempt >= retry.maxAttempts) throw failure;
+    const delay =
+      failure instanceof RateLimitedError
+        ? rateLimitDelay(attempt, failure.resetAt, env.now(), retry, env.random())
+        : backoffDelay(attempt, retry, env.random());
+    if (delay === undefined) throw failure;
+    try {
+      await sleep(env, delay, signal);
+    } catch (error) {
+      throw abortedError(OPERATION, error);
+    }
+  }
+}

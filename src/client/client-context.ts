@@ -1,0 +1,73 @@
+import type { SessionClosedError } from '../errors/http-error.js';
+import { DEFAULT_TIMEOUT_SECONDS } from '../protocol/limits.js';
+import { type ClientEnvironment, resolveEnvironment } from './environment.js';
+import type { SessionEvent, SessionEventHandler } from './events.js';
+import type { HeadersOption } from './http.js';
+import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from './retry-policy.js';
+import type { SessionStore } from './session-store.js';
+import { TokenManager } from './token-manager.js';
+
+/** What the append and read engines share with their `SessionClient`. */
+export interface ClientContext {
+  chatId: string;
+  baseURL: string;
+  env: ClientEnvironment;
+  retry: ResolvedRetryOptions;
+  headers: HeadersOption | undefined;
+  store: SessionStore;
+  tokens: TokenManager;
+  /** `Timeout-Seconds` for `.out` long-polls. */
+  streamTimeoutSeconds: number;
+  /** URL path segment naming the session: its `session_*` id when known, else the chat id. */
+  sessionPath(): string;
+  /** Marks the chat closed (terminal) and stops every reader. */
+  markClosed(error: SessionClosedError): void;
+  emit(event: SessionEvent): void;
+}
+
+export interface ClientContextInput {
+  baseURL: string;
+  chatId: string;
+  headers?: HeadersOption;
+  fetch?: typeof globalThis.fetch;
+  retry?: RetryOptions;
+  streamTimeoutSeconds?: number;
+  onEvent?: SessionEventHandler;
+  environment?: Partial<ClientEnvironment>;
+  store: SessionStore;
+  fetchToken: () => Promise<string>;
+  markClosed: (error: SessionClosedError) => void;
+}
+
+/** Resolves a client's options into its context: environment, retry policy, tokens, events. */
+export function createClientContext(input: ClientContextInput): ClientContext {
+  const env = resolveEnvironment({ ...input.environment, ...(input.fetch ? { fetch: input.fetch } : {}) });
+  const { chatId, store } = input;
+  const emit = (event: SessionEvent) => {
+    try {
+      input.onEvent?.(event);
+    } catch (error) {
+      // A broken telemetry handler must not break the chat; it is reported, not rethrown.
+      env.warn(`an onEvent handler threw on "${event.type}": ${String(error)}`);
+    }
+  };
+  const tokens = new TokenManager({
+    store,
+    now: env.now,
+    fetchToken: input.fetchToken,
+    onRefreshed: (source) => emit({ type: 'token-refreshed', chatId, source }),
+  });
+  return {
+    chatId,
+    baseURL: input.baseURL,
+    env,
+    retry: resolveRetryOptions(input.retry),
+    headers: input.headers,
+    store,
+    tokens,
+    streamTimeoutSeconds: input.streamTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+    sessionPath: () => encodeURIComponent(store.getState().sessionId ?? chatId),
+    markClosed: input.markClosed,
+    emit,
+  };
+}

@@ -1,0 +1,42 @@
+export type { AppendResult } from './append-request.js';
+export {
+  type ClientEnvironment,
+  createWakeSource,
+  randomPartId,
+  resolveEnvironment,
+} from './environment.js';
+export type { ReconnectReason, SessionEvent, SessionEventHandler } from './events.js';
+export type { HeadersOption } from './http.js';
+export type { OutReadEnd, OutReadHandlers, OutReadOptions } from './out-reader.js';
+export {
+  localStoragePersistence,
+  memoryPersistence,
+  PERSISTED_RECORD_VERSION,
+  type PersistedChatRecord,
+  parsePersistedRecord,
+  type SessionPersistence,
+} from './persistence.js';
+export type { ReadOutItem, TrimmedNotice } from './read-out-iterable.js';
+export {
+  backoffDelay,
+  DEFAULT_RETRY_OPTIONS,
+  type ResolvedRetryOptions,
+  type RetryOptions,
+  rateLimitDelay,
+  resolveRetryOptions,
+} from './retry-policy.js';
+export {
+  type AppendOptions,
+  SessionClient,
+  type SessionClientOptions,
+  type StartSessionInput,
+  type StartSessionResult,
+} from './session-client.js';
+export {
+  type ChatSessionState,
+  type ConnectionStatus,
+  createSessionStore,
+  initialSessionState,
+  type SessionStore,
+} from './session-store.js';
+export { TokenManager, type TokenManagerOptions, type TokenSource } from './token-manager.js';

@@ -1,0 +1,346 @@
+import { ConnectionError } from '../errors/connection-error.js';
+import { type DurableChatError, isDurableChatError } from '../errors/durable-chat-error.js';
+import { httpErrorFromResponse, RateLimitedError, SessionClosedError } from '../errors/http-error.js';
+import { EVENT_STREAM, HEADER } from '../protocol/headers.js';
+import { type ClassifiedRecord, classifyRecord } from '../protocol/records.js';
+import { createOutStreamDecoder, type OutStreamEvent } from '../protocol/sse-decoder.js';
+import type { StreamTail } from '../protocol/types.js';
+import type { ClientContext } from './client-context.js';
+import { sleep } from './environment.js';
+import type { ReconnectReason } from './events.js';
+import { isAbortError, joinUrl, mergeHeaders, networkError } from './http.js';
+import { backoffDelay, rateLimitDelay } from './retry-policy.js';
+
+export interface OutReadHandlers {
+  /**
+   * Called synchronously for each new record, in `seq_num` order, after de-duplication.
+   * Return `true` to stop reading: that record counts as processed, later ones do not.
+   */
+  onRecord(record: ClassifiedRecord): boolean | undefined;
+  /** The first record after `cursor` is `firstSeqNum > cursor + 1`: the bookmark was trimmed. */
+  onTrimmed?(cursor: number, firstSeqNum: number): void;
+  /**
+   * Called after each batch and on pings that carry a tail; `caughtUp` means no record is
+   * pending (a batch without a tail counts as caught up: the server sent what it had).
+   */
+  onTail?(caughtUp: boolean): void;
+  /** The first connection answered; `settled` is the peek-mode verdict. */
+  onFirstResponse?(settled: boolean): void;
+  /**
+   * Backpressure: called after each network read; a returned promise pauses reading until
+   * it resolves (the consumer has room again). A pause never counts as a stall.
+   */
+  waitForCapacity?(): Promise<void> | undefined;
+}
+
+export interface OutReadOptions {
+  /** Last `seq_num` already processed; `undefined` reads from the start of `.out`. */
+  from: number | undefined;
+  /** Sends `X-Peek-Settled: 1` on the first connection (reconnect paths only). */
+  peekSettled?: boolean;
+  signal?: AbortSignal;
+  /**
+   * Write the cursor to the store after each batch (default true). `readOut` turns it off
+   * and advances the cursor as its consumer takes records instead.
+   */
+  trackCursor?: boolean;
+}
+
+/** Why a read ended without an error. */
+export type OutReadEnd = 'stopped' | 'settled' | 'aborted';
+
+type ConnectionEnd = 'done' | 'error-event' | 'drop' | 'stall' | 'stopped';
+
+/**
+ * Reads `.out` from a cursor until the handler stops it, the signal aborts or (peek mode)
+ * the stream is settled. Drops, `[DONE]`, `error` events and stalls reconnect with
+ * `Last-Event-ID` = the last processed `seq_num`; records at or below it are dropped, so a
+ * replay never repeats one. Gives up with `STREAM_DISCONNECTED` after
+ * `maxReconnectAttempts` reconnects in a row without a new record.
+ */
+export class OutReader {
+  private cursor: number | undefined;
+  private stopped = false;
+  private progressed = false;
+  private droppedAt: number | undefined;
+  private firstOfConnection = true;
+  private endSeen: 'done' | 'error-event' | undefined;
+
+  constructor(
+    private readonly context: ClientContext,
+    private readonly options: OutReadOptions,
+    private readonly handlers: OutReadHandlers,
+  ) {
+    this.cursor = options.from;
+  }
+
+  /** Last processed `seq_num`. */
+  get position(): number | undefined {
+    return this.cursor;
+  }
+
+  async run(): Promise<OutReadEnd> {
+    const { context, options } = this;
+    const { store, env } = context;
+    let failures = 0;
+    let authRetried = false;
+    let rateLimitResetAt: number | undefined;
+    let first = true;
+    for (;;) {
+      const aborted = this.checkAborted();
+      if (aborted !== undefined) return aborted;
+      if (first) store.setState({ status: { type: 'connecting' } });
+      const connection = new AbortController();
+      const onAbort = () => connection.abort(options.signal?.reason);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      let reason: ReconnectReason;
+      try {
+        const token = await context.tokens.get();
+        const response = await this.connect(token, first && options.peekSettled === true, connection.signal);
+        if (response.ok && response.body !== null) {
+          const settled = response.headers.get(HEADER.sessionSettled) === 'true';
+          if (first) this.handlers.onFirstResponse?.(settled);
+          first = false;
+          authRetried = false;
+          store.setState({ status: { type: 'streaming' } });
+          context.emit({ type: 'stream-connected', chatId: context.chatId, cursor: this.cursor });
+          this.progressed = false;
+          const end = await this.pump(response.body, connection);
+          const aborted = this.checkAborted();
+          if (aborted !== undefined) return aborted;
+          if (end === 'stopped') return this.finish('stopped');
+          if (settled) return this.finish('settled');
+          if (this.progressed) failures = 0;
+          reason = end;
+        } else {
+          const failure = httpErrorFromResponse({
+            status: response.status,
+            operation: 'read .out',
+            headers: response.headers,
+          });
+          await response.body?.cancel().catch(() => undefined);
+          if (failure.status === 401 || failure.status === 403) {
+            // One refresh per refusal; a fresh token refused again is final.
+            if (authRetried) throw this.fail(failure);
+            await context.tokens.refresh('unauthorized');
+            authRetried = true;
+            continue;
+          }
+          if (!failure.retryable) throw this.fail(failure);
+          if (failure instanceof RateLimitedError) rateLimitResetAt = failure.resetAt;
+          reason = 'http';
+        }
+      } catch (error) {
+        const aborted = this.checkAborted();
+        if (aborted !== undefined) return aborted;
+        // The app's token endpoint failing for a moment is one more failed attempt, not the end.
+        if (isDurableChatError(error) && error.code !== 'TOKEN_UNAVAILABLE') throw this.fail(error);
+        reason = 'network';
+        this.report(isDurableChatError(error) ? error : networkError('read .out', error));
+      } finally {
+        options.signal?.removeEventListener('abort', onAbort);
+      }
+      this.droppedAt ??= env.now();
+      failures++;
+      if (failures > context.retry.maxReconnectAttempts) {
+        throw this.fail(
+          new ConnectionError({
+            code: 'STREAM_DISCONNECTED',
+            message: `the .out stream dropped and ${failures - 1} reconnects in a row brought nothing new`,
+          }),
+        );
+      }
+      const delayMs =
+        (rateLimitResetAt === undefined
+          ? undefined
+          : rateLimitDelay(failures, rateLimitResetAt, env.now(), context.retry, env.random())) ??
+        backoffDelay(failures, context.retry, env.random());
+      rateLimitResetAt = undefined;
+      store.setState({
+        status: { type: 'reconnecting', attempt: failures, nextRetryAt: env.now() + delayMs },
+      });
+      context.emit({
+        type: 'stream-reconnecting',
+        chatId: context.chatId,
+        attempt: failures,
+        delayMs,
+        reason,
+      });
+      try {
+        if (delayMs > 0) await sleep(env, delayMs, options.signal);
+      } catch {
+        const aborted = this.checkAborted();
+        if (aborted !== undefined) return aborted;
+      }
+    }
+  }
+
+  private connect(token: string, peek: boolean, signal: AbortSignal): Promise<Response> {
+    const { context } = this;
+    const headers: Record<string, string> = {
+      [HEADER.authorization]: `Bearer ${token}`,
+      [HEADER.accept]: EVENT_STREAM,
+      [HEADER.timeoutSeconds]: String(context.streamTimeoutSeconds),
+    };
+    if (this.cursor !== undefined) headers[HEADER.lastEventId] = String(this.cursor);
+    if (peek) headers[HEADER.peekSettled] = '1';
+    const url = joinUrl(context.baseURL, `/realtime/v1/sessions/${context.sessionPath()}/out`);
+    return context.env.fetch(url, { method: 'GET', headers: mergeHeaders(context.headers, headers), signal });
+  }
+
+  /** Reads one connection to its end. Stalls abort it through a timer that re-arms lazily. */
+  private async pump(body: ReadableStream<Uint8Array>, connection: AbortController): Promise<ConnectionEnd> {
+    const { env, retry } = this.context;
+    const reader = body.getReader();
+    const decoder = createOutStreamDecoder((event) => this.onEvent(event));
+    this.firstOfConnection = true;
+    this.endSeen = undefined;
+    let lastByteAt = env.now();
+    let stalled = false;
+    let paused = false;
+    let timer: unknown;
+    const check = () => {
+      const idle = paused ? 0 : env.now() - lastByteAt;
+      if (idle >= retry.stallTimeoutMs) {
+        stalled = true;
+        connection.abort();
+      } else timer = env.setTimeout(check, retry.stallTimeoutMs - idle);
+    };
+    timer = env.setTimeout(check, retry.stallTimeoutMs);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+          decoder.end();
+          break;
+        }
+        lastByteAt = env.now();
+        decoder.push(value);
+        if (this.stopped || this.endSeen !== undefined) break;
+        const pause = this.handlers.waitForCapacity?.();
+        if (pause !== undefined) {
+          paused = true;
+          await pause;
+          paused = false;
+          lastByteAt = env.now();
+          if (this.stopped || connection.signal.aborted) break;
+        }
+      }
+    } catch (error) {
+      if (stalled) return 'stall';
+      if (this.options.signal?.aborted || this.stopped) return 'stopped';
+      if (!isAbortError(error)) this.report(networkError('read .out', error));
+      return 'drop';
+    } finally {
+      env.clearTimeout(timer);
+      reader.cancel().catch(() => undefined);
+      this.flushCursor();
+    }
+    if (this.stopped) return 'stopped';
+    return this.endSeen ?? 'drop';
+  }
+
+  private onEvent(event: OutStreamEvent): void {
+    if (this.stopped) return;
+    switch (event.type) {
+      case 'batch': {
+        const records = event.records;
+        for (let index = 0; index < records.length; index++) {
+          const record = records[index] as (typeof records)[number];
+          const seq = record.seq_num;
+          const cursor = this.cursor;
+          if (cursor !== undefined && seq <= cursor) continue;
+          if (this.firstOfConnection) {
+            this.firstOfConnection = false;
+            if (cursor !== undefined && seq > cursor + 1) this.trimmed(cursor, seq);
+          }
+          this.cursor = seq;
+          if (!this.progressed) this.onProgress();
+          const classified = classifyRecord(record);
+          if (classified.kind === 'malformed') this.report(classified.error);
+          else if (classified.kind === 'control' && classified.publicAccessToken !== undefined) {
+            this.context.tokens.adopt(classified.publicAccessToken, 'turn-complete');
+          }
+          if (this.handlers.onRecord(classified) === true) {
+            this.stopped = true;
+            break;
+          }
+        }
+        this.flushCursor();
+        if (this.stopped) return;
+        // A batch without a tail means the server sent what it had: treat it as caught up.
+        if (event.tail !== undefined) this.tail(event.tail);
+        else this.handlers.onTail?.(true);
+        return;
+      }
+      case 'ping':
+        if (event.tail !== undefined) this.tail(event.tail);
+        return;
+      case 'done':
+        this.endSeen = 'done';
+        return;
+      case 'error':
+        this.endSeen = 'error-event';
+        return;
+      case 'protocol-error':
+        this.report(event.error);
+        return;
+    }
+  }
+
+  private onProgress(): void {
+    this.progressed = true;
+    if (this.droppedAt === undefined) return;
+    const downtimeMs = this.context.env.now() - this.droppedAt;
+    this.droppedAt = undefined;
+    this.context.emit({
+      type: 'stream-resumed',
+      chatId: this.context.chatId,
+      cursor: this.cursor,
+      downtimeMs,
+    });
+  }
+
+  private tail(tail: StreamTail): void {
+    this.handlers.onTail?.((this.cursor ?? -1) + 1 >= tail.seq_num);
+  }
+
+  private trimmed(cursor: number, firstSeqNum: number): void {
+    this.context.emit({ type: 'trimmed-cursor', chatId: this.context.chatId, cursor, firstSeqNum });
+    this.handlers.onTrimmed?.(cursor, firstSeqNum);
+  }
+
+  /** One store write per batch, never per record; the store's cursor only moves forward. */
+  private flushCursor(): void {
+    const cursor = this.cursor;
+    if (cursor === undefined || this.options.trackCursor === false) return;
+    const { store } = this.context;
+    const current = store.getState().lastEventId;
+    if (current === undefined || cursor > current) store.setState({ lastEventId: cursor });
+  }
+
+  private checkAborted(): OutReadEnd | undefined {
+    const state = this.context.store.getState();
+    if (state.closed) {
+      throw new SessionClosedError({ operation: 'read .out', closedReason: state.closedReason });
+    }
+    if (this.options.signal?.aborted) return this.finish('aborted');
+    return undefined;
+  }
+
+  private finish(end: OutReadEnd): OutReadEnd {
+    const { store } = this.context;
+    if (!store.getState().closed) store.setState({ status: { type: 'idle' } });
+    return end;
+  }
+
+  private fail(error: DurableChatError): DurableChatError {
+    const { store } = this.context;
+    if (!store.getState().closed) store.setState({ status: { type: 'error', error }, lastError: error });
+    return error;
+  }
+
+  private report(error: DurableChatError): void {
+    this.context.emit({ type: 'error', chatId: this.context.chatId, error, fatal: false });
+  }
+}

@@ -1,0 +1,95 @@
+import type { ClassifiedRecord } from '../protocol/records.js';
+import type { OutReadHandlers } from './out-reader.js';
+
+/** Reported in `readOut()` when the first record after the cursor is past `cursor + 1`. */
+export interface TrimmedNotice {
+  kind: 'trimmed';
+  cursor: number;
+  firstSeqNum: number;
+}
+
+export type ReadOutItem = ClassifiedRecord | TrimmedNotice;
+
+/**
+ * Turns the push-based reader into an async iterable. Records queue while the consumer is
+ * busy (they are already in memory once the batch has arrived). `run` starts the read
+ * with the handlers and a signal that aborts when the consumer stops iterating.
+ */
+export function iterateOut(
+  run: (handlers: OutReadHandlers, signal: AbortSignal) => Promise<unknown>,
+  outer: AbortSignal | undefined,
+  /** Called with each record's `seq_num` as the consumer takes it (the cursor follows consumption). */
+  consumed: (seqNum: number) => void,
+): AsyncIterable<ReadOutItem> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<ReadOutItem> {
+      const controller = new AbortController();
+      const onOuterAbort = () => controller.abort(outer?.reason);
+      if (outer?.aborted) controller.abort(outer.reason);
+      else outer?.addEventListener('abort', onOuterAbort, { once: true });
+      const queue: ReadOutItem[] = [];
+      let finished = false;
+      let failure: { error: unknown } | undefined;
+      let wake: (() => void) | undefined;
+      const notify = () => {
+        const resolve = wake;
+        wake = undefined;
+        resolve?.();
+      };
+      run(
+        {
+          onRecord(record) {
+            queue.push(record);
+            notify();
+            return undefined;
+          },
+          onTrimmed(cursor, firstSeqNum) {
+            queue.push({ kind: 'trimmed', cursor, firstSeqNum });
+            notify();
+          },
+        },
+        controller.signal,
+      ).then(
+        () => {
+          finished = true;
+          notify();
+        },
+        (error: unknown) => {
+          failure = { error };
+          finished = true;
+          notify();
+        },
+      );
+      const stop = () => {
+        outer?.removeEventListener('abort', onOuterAbort);
+        controller.abort();
+      };
+      return {
+        async next(): Promise<IteratorResult<ReadOutItem>> {
+          for (;;) {
+            const item = queue.shift();
+            if (item !== undefined) {
+              if (item.kind !== 'trimmed') consumed(item.seqNum);
+              return { done: false, value: item };
+            }
+            if (failure !== undefined) {
+              stop();
+              throw failure.error;
+            }
+            if (finished) {
+              stop();
+              return { done: true, value: undefined };
+            }
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+          }
+        },
+        async return(): Promise<IteratorResult<ReadOutItem>> {
+          stop();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}

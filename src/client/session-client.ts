@@ -1,0 +1,278 @@
+import { isDurableChatError } from '../errors/durable-chat-error.js';
+import { SessionClosedError } from '../errors/http-error.js';
+import type { ChatInputChunk } from '../protocol/types.js';
+import { utf8ByteLength } from '../protocol/utf8.js';
+import { serializeAppend } from '../protocol/validate.js';
+import { type AppendResult, appendWithRetry } from './append-request.js';
+import { type ClientContext, createClientContext } from './client-context.js';
+import { type ClientEnvironment, randomPartId } from './environment.js';
+import type { SessionEvent, SessionEventHandler } from './events.js';
+import type { HeadersOption } from './http.js';
+import { type OutReadEnd, OutReader, type OutReadHandlers, type OutReadOptions } from './out-reader.js';
+import type { SessionPersistence } from './persistence.js';
+import { PersistenceBinding } from './persistence-binding.js';
+import { iterateOut, type ReadOutItem } from './read-out-iterable.js';
+import type { RetryOptions } from './retry-policy.js';
+import { type ChatSessionState, createSessionStore, type SessionStore } from './session-store.js';
+import type { TokenManager } from './token-manager.js';
+
+/** What the app's `startSession` receives. It runs on the app's server (the secret key lives there). */
+export interface StartSessionInput {
+  chatId: string;
+  taskIdentifier: string;
+  clientData: unknown;
+}
+
+export interface StartSessionResult {
+  publicAccessToken: string;
+  /** The friendly `session_*` id; without it the chat id addresses the session. */
+  sessionId?: string;
+}
+
+export interface SessionClientOptions {
+  baseURL: string;
+  chatId: string;
+  taskIdentifier: string;
+  /** Creates (or returns) the session on the app's server; called once, lazily or by `preload`. */
+  startSession: (input: StartSessionInput) => Promise<StartSessionResult>;
+  /** A fresh token for the chat. Default: call `startSession` again (the create is idempotent). */
+  getAccessToken?: (input: { chatId: string }) => Promise<string>;
+  clientData?: unknown;
+  /** Extra headers on every request (never replaces `Authorization`). */
+  headers?: HeadersOption;
+  fetch?: typeof globalThis.fetch;
+  persistence?: SessionPersistence;
+  retry?: RetryOptions;
+  /** `Timeout-Seconds` of each `.out` long-poll. Default 60. */
+  streamTimeoutSeconds?: number;
+  onEvent?: SessionEventHandler;
+  /** Timers, clock, randomness, wake events, warnings; injected by tests and non-browser hosts. */
+  environment?: Partial<ClientEnvironment>;
+}
+
+export interface AppendOptions {
+  signal?: AbortSignal;
+  /** Extra headers for this append only. */
+  headers?: HeadersOption;
+  /** How the `message-sent` event labels this append. Default: derived from the chunk. */
+  kind?: (SessionEvent & { type: 'message-sent' })['kind'];
+}
+
+function kindOf(chunk: ChatInputChunk): NonNullable<AppendOptions['kind']> {
+  if (chunk.kind === 'stop') return 'stop';
+  if (chunk.payload.trigger === 'action') return 'action';
+  if (chunk.payload.trigger === 'regenerate-message') return 'regenerate';
+  return 'message';
+}
+
+/**
+ * The I/O core for one chat: creates the session lazily, appends to `.in` with retries and
+ * an idempotency key, reads `.out` across drops, owns the token and the per-chat store.
+ * Framework-free; the transport and the React hooks build on it.
+ */
+export class SessionClient {
+  readonly chatId: string;
+  readonly store: SessionStore;
+  private readonly context: ClientContext;
+  private readonly readers = new Set<AbortController>();
+  private readonly persistence: PersistenceBinding | undefined;
+  private readonly hydration: Promise<void>;
+  private starting: Promise<void> | undefined;
+  private appendQueue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: SessionClientOptions) {
+    this.chatId = options.chatId;
+    this.store = createSessionStore(options.chatId);
+    this.context = createClientContext({
+      ...options,
+      store: this.store,
+      fetchToken: () => this.fetchToken(),
+      markClosed: (error) => this.markClosed(error.closedReason, error),
+    });
+    const env = this.context.env;
+    this.persistence =
+      options.persistence === undefined
+        ? undefined
+        : new PersistenceBinding(this.chatId, this.store, options.persistence, env.warn);
+    this.hydration = this.hydrate();
+  }
+
+  getState(): ChatSessionState {
+    return this.store.getState();
+  }
+
+  /** The token manager (the transport adopts tokens and forces refreshes through it). */
+  get tokens(): TokenManager {
+    return this.context.tokens;
+  }
+
+  get environment(): ClientEnvironment {
+    return this.context.env;
+  }
+
+  emit(event: SessionEvent): void {
+    this.context.emit(event);
+  }
+
+  /** Resolves once the persisted record, if any, has been loaded. */
+  ready(): Promise<void> {
+    return this.hydration;
+  }
+
+  /** Creates the session now instead of on the first send. Concurrent calls share one start. */
+  async preload(): Promise<void> {
+    await this.ensureSession();
+  }
+
+  /** Starts the session unless this chat already has one (from this page or persistence). */
+  async ensureSession(): Promise<void> {
+    await this.hydration;
+    this.assertOpen();
+    const state = this.store.getState();
+    if (state.token !== undefined) return;
+    this.starting ??= this.start().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  /**
+   * Appends one chunk to `.in`. The size is checked before anything is sent; the session
+   * starts first if needed. Returns the record's `.in` `seq` when the server gives one.
+   */
+  async append(chunk: ChatInputChunk, options: AppendOptions = {}): Promise<AppendResult> {
+    const body = serializeAppend(chunk);
+    // Appends of one chat go out one at a time, in call order: a stop must never overtake
+    // the message it stops, nor a message the stop sent just before it.
+    const previous = this.appendQueue;
+    let done = () => {};
+    this.appendQueue = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    let result: AppendResult;
+    try {
+      await previous;
+      await this.ensureSession();
+      this.assertOpen();
+      result = await appendWithRetry(this.context, body, randomPartId(), options.signal, options.headers);
+    } finally {
+      done();
+    }
+    this.emit({
+      type: 'message-sent',
+      chatId: this.chatId,
+      kind: options.kind ?? kindOf(chunk),
+      durationMs: result.durationMs,
+      bytes: utf8ByteLength(body),
+      attempts: result.attempts,
+      seq: result.seq,
+    });
+    return result;
+  }
+
+  /**
+   * Reads `.out` as an async iterable of classified records (and trim notices), resuming
+   * across drops until the consumer stops, `signal` aborts, or a peek finds the stream
+   * settled. Throws `STREAM_DISCONNECTED` when reconnects run out, `SESSION_CLOSED` once closed.
+   */
+  readOut(options: Partial<OutReadOptions> = {}): AsyncIterable<ReadOutItem> {
+    return iterateOut(
+      (handlers, signal) =>
+        this.read(
+          {
+            from: options.from ?? this.store.getState().lastEventId,
+            peekSettled: options.peekSettled,
+            signal,
+            trackCursor: false,
+          },
+          handlers,
+        ),
+      options.signal,
+      (seqNum) => {
+        const current = this.store.getState().lastEventId;
+        if (current === undefined || seqNum > current) this.store.setState({ lastEventId: seqNum });
+      },
+    );
+  }
+
+  /** The push-based read behind `readOut`: handlers run synchronously per record. */
+  async read(options: OutReadOptions, handlers: OutReadHandlers): Promise<OutReadEnd> {
+    await this.ensureSession();
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) controller.abort(options.signal.reason);
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    this.readers.add(controller);
+    try {
+      return await new OutReader(this.context, { ...options, signal: controller.signal }, handlers).run();
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      this.readers.delete(controller);
+    }
+  }
+
+  /** Marks the chat closed: terminal. Every reader stops; later sends fail locally. */
+  markClosed(reason: string | null, error?: SessionClosedError): void {
+    if (this.store.getState().closed) return;
+    const closedError = error ?? new SessionClosedError({ operation: 'session', closedReason: reason });
+    this.store.setState({
+      closed: true,
+      closedReason: reason,
+      turnLive: false,
+      status: { type: 'closed' },
+      lastError: closedError,
+    });
+    this.emit({ type: 'session-closed', chatId: this.chatId, reason });
+    for (const reader of this.readers) reader.abort(closedError);
+  }
+
+  /** Resolves once every pending save of the persisted record has been written. */
+  async flushPersistence(): Promise<void> {
+    await this.hydration;
+    await this.persistence?.flush();
+  }
+
+  /** Releases every reader and stops persisting. The store keeps its last state. */
+  close(): void {
+    for (const reader of this.readers) reader.abort();
+    this.readers.clear();
+    this.persistence?.dispose();
+  }
+
+  private assertOpen(): void {
+    const state = this.store.getState();
+    if (state.closed) throw new SessionClosedError({ operation: 'send', closedReason: state.closedReason });
+  }
+
+  private async start(): Promise<void> {
+    let result: StartSessionResult;
+    try {
+      result = await this.options.startSession({
+        chatId: this.chatId,
+        taskIdentifier: this.options.taskIdentifier,
+        clientData: this.options.clientData,
+      });
+    } catch (error) {
+      if (isDurableChatError(error) && error.code === 'SESSION_CLOSED') this.markClosed(null);
+      throw error;
+    }
+    if (result.sessionId !== undefined) this.store.setState({ sessionId: result.sessionId });
+    this.context.tokens.adopt(result.publicAccessToken, 'session-start');
+  }
+
+  private async fetchToken(): Promise<string> {
+    if (this.options.getAccessToken !== undefined)
+      return this.options.getAccessToken({ chatId: this.chatId });
+    const result = await this.options.startSession({
+      chatId: this.chatId,
+      taskIdentifier: this.options.taskIdentifier,
+      clientData: this.options.clientData,
+    });
+    return result.publicAccessToken;
+  }
+
+  private async hydrate(): Promise<void> {
+    await this.persistence?.restore((token) => this.context.tokens.adopt(token, 'session-start'));
+    this.store.setState({ hydrated: true });
+  }
+}

@@ -1,0 +1,63 @@
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type { DurableChatError } from '../errors/durable-chat-error.js';
+
+/** The `.out` connection, as data (render it, log it, test it). */
+export type ConnectionStatus =
+  | { type: 'idle' }
+  | { type: 'connecting' }
+  | { type: 'streaming' }
+  /** Waiting to reconnect: `attempt` counts from 1; `nextRetryAt` is epoch ms. */
+  | { type: 'reconnecting'; attempt: number; nextRetryAt: number }
+  | { type: 'closed' }
+  | { type: 'error'; error: DurableChatError };
+
+/** Per-chat state. Tokens live here; never log the whole state. */
+export interface ChatSessionState {
+  chatId: string;
+  /** Friendly `session_*` id when the app's `startSession` returned one. */
+  sessionId: string | undefined;
+  /** The session's public access token (a JWT). */
+  token: string | undefined;
+  /** Token expiry, epoch ms, read from its `exp` claim (never verified). */
+  tokenExpiresAt: number | undefined;
+  /** Last `seq_num` processed on `.out`, command and malformed records included. */
+  lastEventId: number | undefined;
+  /** True while a turn this client started (or found) has not seen its turn-complete. */
+  turnLive: boolean;
+  /** `lastEventId` just before the live turn was sent: replaying from here rebuilds the turn. */
+  turnStartCursor: number | undefined;
+  status: ConnectionStatus;
+  /** Live run id from the latest token's `read:runs:` scope. */
+  runId: string | undefined;
+  lastError: DurableChatError | undefined;
+  /** Terminal: the session was closed (409). Reads stop, sends are refused locally. */
+  closed: boolean;
+  closedReason: string | null;
+  /** True once the persisted record (if any) has been loaded. */
+  hydrated: boolean;
+}
+
+export type SessionStore = StoreApi<ChatSessionState>;
+
+export function initialSessionState(chatId: string): ChatSessionState {
+  return {
+    chatId,
+    sessionId: undefined,
+    token: undefined,
+    tokenExpiresAt: undefined,
+    lastEventId: undefined,
+    turnLive: false,
+    turnStartCursor: undefined,
+    status: { type: 'idle' },
+    runId: undefined,
+    lastError: undefined,
+    closed: false,
+    closedReason: null,
+    hydrated: false,
+  };
+}
+
+/** A zustand vanilla store for one chat. React binds to it with `useStore`; nothing else here. */
+export function createSessionStore(chatId: string): SessionStore {
+  return createStore<ChatSessionState>()(() => initialSessionState(chatId));
+}

@@ -1,0 +1,116 @@
+import type { HttpBindings } from '@hono/node-server';
+import { Hono } from 'hono';
+import { cors } from 'hono/cors';
+import type { AnyAgent } from './agents/define-agent.js';
+import { demoAgent } from './agents/demo-agent.js';
+import type { DevServerContext } from './context.js';
+import { Faults } from './faults.js';
+import { mountAdminRoutes } from './http/admin-routes.js';
+import { mountAppendRoute } from './http/append-route.js';
+import { mountOutRoute } from './http/out-route.js';
+import { EXPOSED_HEADERS } from './http/responses.js';
+import { mountSessionRoutes } from './http/session-routes.js';
+import { describeSession, type SessionInfo } from './inspect.js';
+import { type DevServerOptions, resolveOptions } from './options.js';
+import { createObjectStore } from './store/object-store.js';
+import { SessionRegistry } from './store/session-registry.js';
+import { TokenService } from './tokens.js';
+
+export type DevHono = Hono<{ Bindings: Partial<HttpBindings> }>;
+
+export interface DevServerApp {
+  /** The hono app: mount it, or serve it with any adapter. */
+  app: DevHono;
+  /** A plain `fetch` handler, usable in-process without a socket. */
+  fetch: (request: Request) => Response | Promise<Response>;
+  secretKey: string;
+  faults: Faults;
+  /** A session's row, run state and log sizes (friendly id or `externalId`). */
+  inspect(sessionId: string): SessionInfo | undefined;
+  /**
+   * Cancels the session's live run, as the platform's cancel would: no turn-complete for a
+   * turn in progress; the next append starts a continuation. False when no run is live.
+   */
+  cancelRun(sessionId: string): boolean;
+  /** Stops every run and timer, and forgets every session. */
+  dispose(): void;
+  /** @internal */
+  context: DevServerContext;
+}
+
+function agentMap(agents: AnyAgent[]): Map<string, AnyAgent> {
+  const map = new Map<string, AnyAgent>();
+  for (const agent of agents) map.set(agent.id, agent);
+  return map;
+}
+
+/** The dev server as an app, without listening: every route, state in memory. */
+export function createDevServerApp(options: DevServerOptions = {}): DevServerApp {
+  const resolved = resolveOptions(options, [demoAgent as AnyAgent]);
+  const tokens = new TokenService(resolved.secretKey, resolved.tokenTtlSeconds, resolved.clock);
+  const trim = { delayMs: resolved.trimDelayMs };
+  const context: DevServerContext = {
+    options: resolved,
+    agents: agentMap(resolved.agents),
+    sessions: new SessionRegistry(),
+    tokens,
+    faults: new Faults(tokens, trim),
+    objectStore: createObjectStore(resolved.objectStore),
+    trim,
+    logger: resolved.logger,
+    streams: new Set(),
+  };
+  const app: DevHono = new Hono();
+  app.use(
+    '*',
+    cors({
+      origin: '*',
+      allowHeaders: [
+        'authorization',
+        'content-type',
+        'x-part-id',
+        'last-event-id',
+        'timeout-seconds',
+        'x-peek-settled',
+        'accept',
+      ],
+      allowMethods: ['GET', 'POST', 'OPTIONS'],
+      exposeHeaders: EXPOSED_HEADERS,
+    }),
+  );
+  mountSessionRoutes(app, context);
+  mountAppendRoute(app, context);
+  mountOutRoute(app, context);
+  mountAdminRoutes(app, context);
+  app.notFound((c) =>
+    c.json({ error: `no route for ${c.req.method} ${c.req.path}`, code: 'NOT_FOUND' }, 404),
+  );
+  app.onError((error, c) => {
+    context.logger.warn(`${c.req.method} ${c.req.path} failed`, error);
+    const body = c.req.path.endsWith('/in/append')
+      ? { ok: false, error: 'internal error on the durable stream' }
+      : { error: 'internal error', code: 'SERVER_ERROR' };
+    return c.json(body, 500);
+  });
+  return {
+    app,
+    fetch: (request) => app.fetch(request, {}),
+    secretKey: resolved.secretKey,
+    faults: context.faults,
+    inspect(sessionId) {
+      const session = context.sessions.resolve(sessionId);
+      return session === undefined ? undefined : describeSession(session);
+    },
+    cancelRun(sessionId) {
+      const run = context.sessions.resolve(sessionId)?.run;
+      if (run === null || run === undefined) return false;
+      run.terminate('cancel');
+      return true;
+    },
+    dispose() {
+      for (const stream of [...context.streams]) stream.end();
+      context.sessions.clear();
+    },
+    context,
+  };
+}

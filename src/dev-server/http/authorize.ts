@@ -1,0 +1,37 @@
+import type { Context } from 'hono';
+import { HEADER } from '../../protocol/headers.js';
+import type { DevServerContext } from '../context.js';
+import type { Session } from '../store/session.js';
+import { hasSessionScope, type Principal } from '../tokens.js';
+
+export type Authorized =
+  | { ok: true; principal: Principal; session: Session }
+  | { ok: false; response: Response };
+
+type ErrorWriter = (c: Context, status: 401 | 403 | 404, error: string) => Response;
+
+/**
+ * Authenticates the bearer, finds the session named in the path (friendly id or
+ * `externalId`) and checks the scope. 401: no valid credential; 404: no such session;
+ * 403: a valid token without the scope.
+ */
+export async function authorizeSession(
+  context: DevServerContext,
+  c: Context,
+  action: 'read' | 'write' | 'admin',
+  writeError: ErrorWriter,
+): Promise<Authorized> {
+  const principal = await context.tokens.authenticate(c.req.header(HEADER.authorization));
+  if ('ok' in principal)
+    return { ok: false, response: writeError(c, 401, `unauthorized: ${principal.reason}`) };
+  const session = context.sessions.resolve(c.req.param('id') ?? '');
+  if (session === undefined) return { ok: false, response: writeError(c, 404, 'session not found') };
+  const names = [session.row.id, session.row.externalId];
+  if (!hasSessionScope(principal, action, names, action === 'admin')) {
+    return {
+      ok: false,
+      response: writeError(c, 403, `forbidden: the token lacks ${action}:sessions for this session`),
+    };
+  }
+  return { ok: true, principal, session };
+}

@@ -1,0 +1,91 @@
+import { COMMAND_TRIM, EVENT_STREAM, HEADER, STREAM_VERSION_V2 } from '../../protocol/headers.js';
+import { DEFAULT_TIMEOUT_SECONDS } from '../../protocol/limits.js';
+import { classifyRecord, isTurnComplete } from '../../protocol/records.js';
+import type { OutRecord } from '../../protocol/types.js';
+import { validateTimeoutSeconds } from '../../protocol/validate.js';
+import type { DevHono } from '../app.js';
+import type { DevServerContext } from '../context.js';
+import type { Session } from '../store/session.js';
+import { authorizeSession } from './authorize.js';
+import { OutConnection } from './out-connection.js';
+import { badRequestFrom, CORS_HEADERS, errorResponse } from './responses.js';
+import { nodeSink, type SseSink, streamSink } from './sse-sink.js';
+
+function isTrimCommand(record: OutRecord): boolean {
+  const classified = classifyRecord(record);
+  return classified.kind === 'command' && classified.operation === COMMAND_TRIM;
+}
+
+/** Peek: the latest data/control record (a trailing trim skipped) is a turn-complete. */
+function isSettled(session: Session): boolean {
+  const last = session.out.last(isTrimCommand);
+  return last !== undefined && isTurnComplete(classifyRecord(last));
+}
+
+/** `Last-Event-ID` + 1; anything but a single non-negative integer restarts from 0, as the spec says. */
+function startSeq(lastEventId: string | undefined): number {
+  const value = lastEventId?.trim();
+  if (value === undefined || !/^\d+$/.test(value)) return 0;
+  const parsed = Number(value);
+  return Number.isSafeInteger(parsed) ? parsed + 1 : 0;
+}
+
+export function mountOutRoute(app: DevHono, context: DevServerContext): void {
+  app.get('/realtime/v1/sessions/:id/out', async (c) => {
+    const authorized = await authorizeSession(context, c, 'read', (ctx, status, error) =>
+      errorResponse(ctx, status, error),
+    );
+    if (!authorized.ok) return authorized.response;
+    if (!(c.req.header(HEADER.accept) ?? '').includes(EVENT_STREAM)) {
+      return errorResponse(c, 406, `non-SSE caller: send "Accept: ${EVENT_STREAM}"`, {
+        code: 'NOT_ACCEPTABLE',
+      });
+    }
+    let timeoutSeconds = DEFAULT_TIMEOUT_SECONDS;
+    const timeoutHeader = c.req.header(HEADER.timeoutSeconds);
+    if (timeoutHeader !== undefined) {
+      try {
+        const value = /^\d+$/.test(timeoutHeader.trim()) ? Number(timeoutHeader) : Number.NaN;
+        validateTimeoutSeconds(value);
+        timeoutSeconds = value;
+      } catch (error) {
+        return errorResponse(c, 400, badRequestFrom(error).error, { code: 'BAD_REQUEST' });
+      }
+    }
+    const session = authorized.session;
+    const settled = c.req.header(HEADER.peekSettled) === '1' && isSettled(session);
+    const headers: Record<string, string> = {
+      ...CORS_HEADERS,
+      'content-type': `${EVENT_STREAM}; charset=utf-8`,
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      [HEADER.streamVersion]: STREAM_VERSION_V2,
+    };
+    if (settled) headers[HEADER.sessionSettled] = 'true';
+    const outgoing = c.env?.outgoing;
+    let sink: SseSink;
+    let response: Response;
+    if (outgoing !== undefined) {
+      sink = nodeSink(outgoing, 200, headers);
+      response = new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
+    } else {
+      const stream = streamSink();
+      sink = stream.sink;
+      response = new Response(stream.body, { status: 200, headers });
+    }
+    const connection = new OutConnection(session, sink, {
+      from: startSeq(c.req.header(HEADER.lastEventId)),
+      timeoutMs: timeoutSeconds * 1000,
+      pingIntervalMs: context.options.pingIntervalMs,
+      settled,
+      peekCloseMs: context.options.peekCloseMs,
+      maxBatchRecords: context.options.maxBatchRecords,
+      plan: context.faults.takeOutPlan(),
+      pieceBytes: () => context.faults.sseChunkBytes,
+      onError: (error) => context.logger.warn(`session ${session.row.id}: a .out write failed`, error),
+      registry: context.streams,
+    });
+    connection.start();
+    return response;
+  });
+}

@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import {
+  DEFAULT_IDLE_TIMEOUT_SECONDS,
+  PING_INTERVAL_MS,
+  TOKEN_LIFETIME_SECONDS,
+} from '../protocol/limits.js';
+import type { AnyAgent } from './agents/define-agent.js';
+import { consoleLogger, type DevServerLogger } from './logger.js';
+import type { ObjectStore } from './store/object-store.js';
+
+export interface DevServerOptions {
+  /** Agents served, by `id` (the create call's `taskIdentifier`). Default: `[demoAgent]`. */
+  agents?: AnyAgent[];
+  /** Secret API key. Default: a random `sk_dev_…`, returned on the server. */
+  secretKey?: string;
+  /** Keepalive `ping` interval on an idle `.out` stream. Default 5000 ms. */
+  pingIntervalMs?: number;
+  /** Delay before a turn's trim takes effect. Default 15000 ms (the spec says 10-60 s). */
+  trimDelayMs?: number;
+  /** Lifetime of minted session tokens. Default 3600 s. */
+  tokenTtlSeconds?: number;
+  /** Idle timeout when neither the session nor the agent sets one. Default 30 s. */
+  idleTimeoutSeconds?: number;
+  /** Where snapshots live: `'memory'` (default in-process), `{ dir }`, or your own store. */
+  objectStore?: 'memory' | { dir: string } | ObjectStore;
+  /** How long a peek (`X-Peek-Settled: 1`) stream stays open after draining. Default 1000 ms. */
+  peekCloseMs?: number;
+  /** Most records in one `batch` event. Default 1000. */
+  maxBatchRecords?: number;
+  /** Agent failures and I/O errors go here. Default: `console.warn`. */
+  logger?: DevServerLogger;
+  /** Clock for token issue and expiry (tests move time instead of sleeping). Default `Date.now`. */
+  clock?: () => number;
+}
+
+/** Options with every default filled in: defaults live here and nowhere else. */
+export interface ResolvedDevServerOptions {
+  agents: AnyAgent[];
+  secretKey: string;
+  pingIntervalMs: number;
+  trimDelayMs: number;
+  tokenTtlSeconds: number;
+  idleTimeoutSeconds: number;
+  objectStore: 'memory' | { dir: string } | ObjectStore;
+  peekCloseMs: number;
+  maxBatchRecords: number;
+  logger: DevServerLogger;
+  clock: () => number;
+}
+
+export const DEFAULT_TRIM_DELAY_MS = 15_000;
+
+export function generateSecretKey(): string {
+  return `sk_dev_${randomBytes(18).toString('base64url')}`;
+}
+
+export function resolveOptions(
+  options: DevServerOptions,
+  defaultAgents: AnyAgent[],
+): ResolvedDevServerOptions {
+  return {
+    agents: options.agents ?? defaultAgents,
+    secretKey: options.secretKey ?? generateSecretKey(),
+    pingIntervalMs: options.pingIntervalMs ?? PING_INTERVAL_MS,
+    trimDelayMs: options.trimDelayMs ?? DEFAULT_TRIM_DELAY_MS,
+    tokenTtlSeconds: options.tokenTtlSeconds ?? TOKEN_LIFETIME_SECONDS,
+    idleTimeoutSeconds: options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS,
+    objectStore: options.objectStore ?? 'memory',
+    peekCloseMs: options.peekCloseMs ?? 1000,
+    maxBatchRecords: options.maxBatchRecords ?? 1000,
+    logger: options.logger ?? consoleLogger,
+    clock: options.clock ?? Date.now,
+  };
+}

@@ -1,0 +1,69 @@
+import type { UIMessageChunk } from 'ai';
+import { COMMAND_TRIM, CONTROL } from '../../protocol/headers.js';
+import {
+  commandRecord,
+  controlRecord,
+  dataRecord,
+  turnCompleteRecord,
+} from '../../protocol/record-builders.js';
+import type { DevServerContext } from '../context.js';
+import { newPartId } from '../ids.js';
+import type { Session } from '../store/session.js';
+import { sessionScopes } from '../tokens.js';
+
+/** Appends chunks as data records in one write (one wake-up for every reader). */
+export function writeChunks(session: Session, chunks: readonly UIMessageChunk[]): void {
+  session.out.append(
+    chunks.map(
+      (chunk) => (seqNum: number, timestamp: number) => dataRecord(seqNum, timestamp, chunk, newPartId()),
+    ),
+  );
+}
+
+export function writeUpgradeRequired(session: Session): void {
+  session.out.append([(seqNum, timestamp) => controlRecord(seqNum, timestamp, CONTROL.upgradeRequired)]);
+}
+
+/**
+ * Ends a turn on `.out`: the turn-complete control record (with a refreshed token unless
+ * the turn failed, and the `.in` cursor it answers), then the trim command back to the
+ * previous turn-complete, whose effect lands after the trim delay.
+ */
+export async function writeTurnComplete(
+  context: DevServerContext,
+  session: Session,
+  options: { inSeq: number | null; runId: string; refreshToken: boolean },
+): Promise<void> {
+  const token = options.refreshToken
+    ? await context.tokens.mint(session.tokenKey, sessionScopes(session.tokenKey, options.runId))
+    : undefined;
+  const previous = session.lastTurnCompleteSeq;
+  const extra = { publicAccessToken: token, sessionInEventId: options.inSeq ?? undefined };
+  const factories = [(seqNum: number, timestamp: number) => turnCompleteRecord(seqNum, timestamp, extra)];
+  if (previous !== null) {
+    factories.push((seqNum, timestamp) => commandRecord(seqNum, timestamp, COMMAND_TRIM, String(previous)));
+  }
+  const written = session.out.append(factories);
+  const [turnComplete] = written;
+  if (turnComplete !== undefined) session.lastTurnCompleteSeq = turnComplete.seq_num;
+  if (options.inSeq !== null && options.inSeq > session.inAckSeq) {
+    session.inAckSeq = options.inSeq;
+    session.in.release(options.inSeq);
+  }
+  if (previous !== null) scheduleTrim(context, session, previous);
+}
+
+/** Trims `.out` back to `beforeSeq` once the (eventually consistent) trim delay has passed. */
+export function scheduleTrim(context: DevServerContext, session: Session, beforeSeq: number): void {
+  const delay = context.trim.delayMs;
+  if (delay <= 0) {
+    session.out.trim(beforeSeq);
+    return;
+  }
+  const timer = setTimeout(() => {
+    session.trimTimers.delete(timer);
+    session.out.trim(beforeSeq);
+  }, delay);
+  timer.unref();
+  session.trimTimers.add(timer);
+}

@@ -1,0 +1,90 @@
+import type { UIMessageChunk } from 'ai';
+import type { DevServerLogger } from '../logger.js';
+import type { Session } from '../store/session.js';
+import { writeChunks } from './out-writer.js';
+
+export interface PipeOptions {
+  /** Aborted by stop, crash or upgrade: reading ends at once. */
+  signal: AbortSignal;
+  /** Given to a `start` chunk that carries no `messageId`. */
+  messageId: string;
+  /** Fault injection: stop after this many chunks (they are all written first). */
+  interruptAfter?: number;
+  logger: DevServerLogger;
+}
+
+export interface PipeResult {
+  /** Every chunk written, in order (the turn's message is reduced from them). */
+  chunks: UIMessageChunk[];
+  /** True when `interruptAfter` was reached. */
+  interrupted: boolean;
+  /** The producer failed; the chunks before the failure were written. */
+  error: unknown;
+}
+
+const ABORTED = Symbol('aborted');
+
+/**
+ * Copies an agent's chunks to `.out`. Chunks that arrive while a write is pending are
+ * coalesced into one append (one `batch` event per reader), flushed once per event-loop
+ * turn, so a fast producer yields large batches and a slow one yields live single records.
+ */
+export async function pipeChunks(
+  session: Session,
+  source: AsyncIterable<UIMessageChunk>,
+  options: PipeOptions,
+): Promise<PipeResult> {
+  const chunks: UIMessageChunk[] = [];
+  let pending: UIMessageChunk[] = [];
+  let flushScheduled = false;
+  const flush = () => {
+    flushScheduled = false;
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    writeChunks(session, batch);
+  };
+  // One abort listener for the whole turn wakes whichever read is pending (racing every read
+  // against one shared promise would pile a reaction per chunk onto it).
+  let wake: ((value: typeof ABORTED) => void) | undefined;
+  const onAbort = () => wake?.(ABORTED);
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  const iterator = source[Symbol.asyncIterator]();
+  const read = () =>
+    new Promise<IteratorResult<UIMessageChunk> | typeof ABORTED>((resolve, reject) => {
+      if (options.signal.aborted) return resolve(ABORTED);
+      wake = resolve;
+      iterator.next().then(resolve, reject);
+    });
+  const result: PipeResult = { chunks, interrupted: false, error: undefined };
+  try {
+    while (true) {
+      const next = await read();
+      if (next === ABORTED || next.done === true) break;
+      let chunk = next.value;
+      if (chunk.type === 'start' && chunk.messageId === undefined)
+        chunk = { ...chunk, messageId: options.messageId };
+      pending.push(chunk);
+      chunks.push(chunk);
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
+      }
+      if (options.interruptAfter !== undefined && chunks.length >= options.interruptAfter) {
+        result.interrupted = true;
+        break;
+      }
+    }
+  } catch (error) {
+    result.error = error;
+  } finally {
+    options.signal.removeEventListener('abort', onAbort);
+    wake = undefined;
+    flush();
+    // Ends the producer (aborts a `streamText` call); not awaited, it may be mid-read.
+    iterator
+      .return?.()
+      ?.catch((error: unknown) => options.logger.warn('an agent stream failed while closing', error));
+  }
+  return result;
+}

@@ -1,0 +1,91 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createDevServerApp, type DevServerApp } from './app.js';
+import type { Faults } from './faults.js';
+import type { SessionInfo } from './inspect.js';
+import type { DevServerOptions } from './options.js';
+
+export interface StartDevServerOptions extends DevServerOptions {
+  /** Default 0 (a free port). The CLI defaults to 3030. */
+  port?: number;
+  /** Default `127.0.0.1`. */
+  host?: string;
+}
+
+export interface DevServer {
+  /** Base URL for clients, e.g. `http://127.0.0.1:54321`. */
+  readonly url: string;
+  readonly port: number;
+  readonly secretKey: string;
+  readonly faults: Faults;
+  /** The in-process app behind the socket. */
+  readonly app: DevServerApp;
+  inspect(sessionId: string): SessionInfo | undefined;
+  /** Cancels the session's live run (no turn-complete; the next append starts a new run). */
+  cancelRun(sessionId: string): boolean;
+  /**
+   * Closes every connection and listens again on the same port. Sessions, logs and live
+   * runs are kept unless `keepState: false` (then the server starts empty, same secret key).
+   */
+  restart(options?: { keepState?: boolean }): Promise<void>;
+  close(): Promise<void>;
+}
+
+function listen(app: DevServerApp, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.app.fetch, port, hostname: host }) as Server;
+    server.once('error', reject);
+    server.once('listening', () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+function shut(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error === undefined ? resolve() : reject(error)));
+    server.closeAllConnections();
+  });
+}
+
+function formatUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Starts the dev server on a real socket (port 0 picks a free one). */
+export async function startDevServer(options: StartDevServerOptions = {}): Promise<DevServer> {
+  const host = options.host ?? '127.0.0.1';
+  let app = createDevServerApp(options);
+  let server = await listen(app, options.port ?? 0, host);
+  const port = (server.address() as AddressInfo).port;
+  const url = formatUrl(host, port);
+  return {
+    url,
+    port,
+    get secretKey() {
+      return app.secretKey;
+    },
+    get faults() {
+      return app.faults;
+    },
+    get app() {
+      return app;
+    },
+    inspect: (sessionId) => app.inspect(sessionId),
+    cancelRun: (sessionId) => app.cancelRun(sessionId),
+    async restart(restartOptions = {}) {
+      await shut(server);
+      if (restartOptions.keepState === false) {
+        app.dispose();
+        app = createDevServerApp({ ...options, secretKey: app.secretKey });
+      }
+      server = await listen(app, port, host);
+    },
+    async close() {
+      await shut(server);
+      app.dispose();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SessionSnapshot } from '../../protocol/types.js';
+
+/** Per-session snapshot storage: the durable history a new run boots from. */
+export interface ObjectStore {
+  readSnapshot(sessionId: string): Promise<SessionSnapshot | undefined>;
+  writeSnapshot(sessionId: string, snapshot: SessionSnapshot): Promise<void>;
+}
+
+/** Snapshots as JSON strings, so a stored snapshot can never alias a live message array. */
+export class MemoryObjectStore implements ObjectStore {
+  private readonly objects = new Map<string, string>();
+
+  async readSnapshot(sessionId: string): Promise<SessionSnapshot | undefined> {
+    const text = this.objects.get(sessionId);
+    return text === undefined ? undefined : (JSON.parse(text) as SessionSnapshot);
+  }
+
+  async writeSnapshot(sessionId: string, snapshot: SessionSnapshot): Promise<void> {
+    this.objects.set(sessionId, JSON.stringify(snapshot));
+  }
+
+  /** Number of stored snapshots (tests and the memory benchmark read it). */
+  get size(): number {
+    return this.objects.size;
+  }
+}
+
+let writeCounter = 0;
+
+/** One file per session at `{dir}/sessions/{sessionId}/snapshot.json`, written atomically. */
+export class DirectoryObjectStore implements ObjectStore {
+  constructor(readonly dir: string) {}
+
+  private path(sessionId: string): string {
+    return join(this.dir, 'sessions', sessionId, 'snapshot.json');
+  }
+
+  async readSnapshot(sessionId: string): Promise<SessionSnapshot | undefined> {
+    try {
+      return JSON.parse(await readFile(this.path(sessionId), 'utf8')) as SessionSnapshot;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async writeSnapshot(sessionId: string, snapshot: SessionSnapshot): Promise<void> {
+    // Serialised before the first await: the caller's message array keeps changing.
+    const text = JSON.stringify(snapshot);
+    const path = this.path(sessionId);
+    await mkdir(join(this.dir, 'sessions', sessionId), { recursive: true });
+    writeCounter += 1;
+    const temporary = `${path}.${process.pid}.${writeCounter}.tmp`;
+    await writeFile(temporary, text);
+    await rename(temporary, path);
+  }
+}
+
+export function createObjectStore(option: 'memory' | { dir: string } | ObjectStore): ObjectStore {
+  if (option === 'memory') return new MemoryObjectStore();
+  if ('dir' in option && typeof option.dir === 'string') return new DirectoryObjectStore(option.dir);
+  return option as ObjectStore;
+}

@@ -1,0 +1,48 @@
+import type { PersistedChatRecord } from '../client/persistence.js';
+import type { SessionClient } from '../client/session-client.js';
+import type { ChatSessionState } from '../client/session-store.js';
+import { readTokenClaims } from '../protocol/token-claims.js';
+
+/** `newer` expires later than `current` (a token without `exp` never wins over one with it). */
+function expiresLater(newer: string, current: string | undefined): boolean {
+  if (current === undefined) return true;
+  const next = readTokenClaims(newer)?.exp;
+  const now = readTokenClaims(current)?.exp;
+  return next !== undefined && (now === undefined || next > now);
+}
+
+/**
+ * Merges a record another tab wrote into this tab's store: the token that lives longer,
+ * the furthest cursor, the live-turn flag when the record is at least as far along, and
+ * the closed flag (terminal). Returns true when the record says a turn is live that this
+ * tab did not know about (the caller may follow it).
+ */
+export function adoptPersistedRecord(client: SessionClient, record: PersistedChatRecord): boolean {
+  const state = client.getState();
+  if (record.closed && !state.closed) {
+    client.markClosed(record.closedReason);
+    return false;
+  }
+  if (state.closed) return false;
+  if (record.publicAccessToken !== undefined && record.publicAccessToken !== state.token) {
+    if (expiresLater(record.publicAccessToken, state.token))
+      client.tokens.adopt(record.publicAccessToken, 'manual');
+  }
+  const patch: Partial<ChatSessionState> = {};
+  if (state.sessionId === undefined && record.sessionId !== undefined) patch.sessionId = record.sessionId;
+  const local = state.lastEventId;
+  const remote = record.lastEventId;
+  const atLeastAsFar = remote !== undefined && (local === undefined || remote >= local);
+  if (atLeastAsFar && remote !== local) patch.lastEventId = remote;
+  const startsTurn = record.turnLive && !state.turnLive && (atLeastAsFar || local === undefined);
+  if (startsTurn) {
+    patch.turnLive = true;
+    patch.turnStartCursor = record.turnStartCursor;
+  } else if (!record.turnLive && state.turnLive && atLeastAsFar && remote !== local) {
+    // The other tab read the turn to its end further than we did.
+    patch.turnLive = false;
+    patch.turnStartCursor = undefined;
+  }
+  if (Object.keys(patch).length > 0) client.store.setState(patch);
+  return startsTurn;
+}

@@ -1,0 +1,221 @@
+import type { UIMessage } from 'ai';
+import type { AppendResult } from '../client/append-request.js';
+import { resolveEnvironment } from '../client/environment.js';
+import type { SessionEvent } from '../client/events.js';
+import type { SessionClient } from '../client/session-client.js';
+import { type ChatSessionState, initialSessionState } from '../client/session-store.js';
+import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
+import { ValidationError } from '../errors/validation-error.js';
+import { type SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
+import { type ResolvedPersistence, resolvePersistence } from './browser-persistence.js';
+import type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
+import { GuardedTransport, type TurnGate } from './guarded-transport.js';
+import { latestTransportOptions } from './latest-transport-options.js';
+import { sessionRegistry } from './session-registry.js';
+import { TabCoordinator } from './tab-coordinator.js';
+import { TabLife } from './tab-life.js';
+
+/**
+ * One chat's session for the React hooks: the transport (created once, with callbacks read
+ * through a ref), the lazily created client and the tab coordination. `attach()` is called
+ * from an effect; the matching detach disposes only after a macrotask, so a StrictMode
+ * unmount/remount keeps the same reader, resume and lock.
+ */
+export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
+  readonly chatId: string;
+  readonly sessionTransport: SessionChatTransport<UI_MESSAGE>;
+  readonly transport: GuardedTransport<UI_MESSAGE>;
+  readonly persistence: ResolvedPersistence;
+  private clientInstance: SessionClient | undefined;
+  private readonly placeholder: ChatSessionState;
+  private readonly changeListeners = new Set<() => void>();
+  private readonly eventListeners = new Set<(event: SessionEvent) => void>();
+  private readonly tabListeners = new Set<() => void>();
+  private attachments = 0;
+  private disposeTimer: ReturnType<typeof setTimeout> | undefined;
+  private life: TabLife<UI_MESSAGE> | undefined;
+  private inFlight = 0;
+  private stopRequested = false;
+  private tabState: TabState = { mode: 'none', owner: false, following: false };
+  /** Set by `useSessionChat`: shows another tab's turn in this tab's chat. */
+  remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
+
+  constructor(private readonly options: { readonly current: ChatSessionOptions }) {
+    const initial = options.current;
+    this.chatId = initial.chatId;
+    this.placeholder = initialSessionState(this.chatId);
+    this.persistence = resolvePersistence(initial.persistence ?? 'local', initial.storagePrefix);
+    this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
+      latestTransportOptions(
+        () => this.options.current,
+        this.persistence.adapter,
+        (event) => this.dispatch(event),
+      ),
+    );
+    this.transport = new GuardedTransport(this.sessionTransport, this.gate());
+  }
+
+  /** The chat's client, created on first use (never during render: hydration does I/O). */
+  get client(): SessionClient {
+    if (this.clientInstance === undefined) {
+      this.clientInstance = this.sessionTransport.getClient(this.chatId);
+      this.notify();
+    }
+    return this.clientInstance;
+  }
+
+  getState(): ChatSessionState {
+    return this.clientInstance?.getState() ?? this.placeholder;
+  }
+
+  subscribe(listener: () => void): () => void {
+    let bound = this.client;
+    let unsubscribeStore = bound.store.subscribe(listener);
+    const onChange = () => {
+      if (this.clientInstance !== undefined && this.clientInstance !== bound) {
+        unsubscribeStore();
+        bound = this.clientInstance;
+        unsubscribeStore = bound.store.subscribe(listener);
+      }
+      listener();
+    };
+    this.changeListeners.add(onChange);
+    return () => {
+      this.changeListeners.delete(onChange);
+      unsubscribeStore();
+    };
+  }
+
+  readonly getTabState = (): TabState => this.tabState;
+
+  readonly subscribeTab = (listener: () => void): (() => void) => {
+    this.tabListeners.add(listener);
+    return () => this.tabListeners.delete(listener);
+  };
+
+  onEvent(listener: (event: SessionEvent) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  /** Called from an effect; returns the cleanup. */
+  attach(): () => void {
+    this.attachments += 1;
+    if (this.disposeTimer !== undefined) {
+      clearTimeout(this.disposeTimer);
+      this.disposeTimer = undefined;
+    } else if (this.life === undefined) this.start();
+    let detached = false;
+    return () => {
+      if (detached) return;
+      detached = true;
+      this.attachments -= 1;
+      if (this.attachments > 0) return;
+      // StrictMode runs cleanup and setup back to back: only a real unmount outlives a macrotask.
+      this.disposeTimer = setTimeout(() => {
+        this.disposeTimer = undefined;
+        if (this.attachments === 0) this.dispose();
+      }, 0);
+    };
+  }
+
+  /** Stops the live turn: ends this page's stream and appends `stop` when a turn is live (also after a reload, and in a following tab). */
+  async stop(): Promise<void> {
+    if (this.inFlight > 0) this.stopRequested = true;
+    await this.sessionTransport.stop(this.chatId);
+  }
+
+  /** Closes the session for good (the app's `closeSession`), then marks the chat closed here. */
+  async close(reason?: string): Promise<void> {
+    const closeSession = this.options.current.closeSession;
+    if (closeSession === undefined) {
+      throw new ValidationError({ message: 'close() needs the closeSession option', field: 'closeSession' });
+    }
+    await closeSession(reason === undefined ? { chatId: this.chatId } : { chatId: this.chatId, reason });
+    this.client.markClosed(reason ?? null);
+  }
+
+  preload(): Promise<void> {
+    return this.sessionTransport.preload(this.chatId);
+  }
+
+  /** Fires the agent's action (owning the turn like a send); its output shows on `resumeStream()`. */
+  async sendAction(action: unknown, options?: SessionCallOptions): Promise<AppendResult> {
+    const gate = this.gate();
+    await gate.enter();
+    try {
+      const result = await this.sessionTransport.sendAction(this.chatId, action, options);
+      gate.announce(undefined);
+      return result;
+    } finally {
+      gate.leave();
+    }
+  }
+
+  sendPendingMessage(message: UI_MESSAGE, options?: SessionCallOptions): Promise<AppendResult> {
+    return this.sessionTransport.sendPendingMessage(this.chatId, message, options);
+  }
+
+  private start(): void {
+    const options = this.options.current;
+    const client = this.client;
+    const coordinator =
+      options.tabs === false
+        ? undefined
+        : new TabCoordinator(this.chatId, options.tabs ?? {}, resolveEnvironment(options.environment));
+    this.life = new TabLife<UI_MESSAGE>({
+      client,
+      coordinator,
+      persistence: this.persistence,
+      onRemoteTurn: (turn) => this.remoteTurnHandler?.(turn),
+      hasChat: () => this.remoteTurnHandler !== undefined,
+      busy: () => this.inFlight > 0,
+      onTabState: (state) => this.setTabState(state),
+      warn: client.environment.warn,
+    });
+    const unregister = sessionRegistry.register(this);
+    this.life.addCleanup(unregister);
+  }
+
+  private dispose(): void {
+    this.life?.dispose();
+    this.life = undefined;
+    this.sessionTransport.close();
+    this.clientInstance = undefined;
+    this.setTabState({ mode: this.tabState.mode, owner: false, following: false });
+  }
+
+  private setTabState(state: TabState): void {
+    this.tabState = state;
+    for (const listener of [...this.tabListeners]) listener();
+  }
+
+  private gate(): TurnGate {
+    return {
+      enter: async () => {
+        const life = this.life;
+        if (life !== undefined && !(await life.acquire())) throw new TurnInOtherTabError();
+        this.inFlight += 1;
+      },
+      leave: () => {
+        this.inFlight -= 1;
+        this.life?.settle();
+      },
+      streamOpened: () => this.life?.streamOpened() ?? (() => {}),
+      announce: (message) => this.life?.announce(message as UI_MESSAGE | undefined),
+      takeStopRequest: () => {
+        const requested = this.stopRequested;
+        if (this.inFlight <= 1) this.stopRequested = false;
+        return requested;
+      },
+    };
+  }
+
+  private dispatch(event: SessionEvent): void {
+    for (const listener of [...this.eventListeners]) listener(event);
+  }
+
+  private notify(): void {
+    for (const listener of [...this.changeListeners]) listener();
+  }
+}

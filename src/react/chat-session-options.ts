@@ -1,0 +1,49 @@
+import type { UIMessage } from 'ai';
+import type { SessionEventHandler } from '../client/events.js';
+import type { SessionChatTransportOptions } from '../transport/transport-options.js';
+import type { PersistenceOption } from './browser-persistence.js';
+import type { TabCoordinationOptions } from './tab-coordinator.js';
+
+/** Options of `useChatSession` (and the session part of `useSessionChat`). */
+export interface ChatSessionOptions extends Omit<SessionChatTransportOptions, 'persistence'> {
+  /** The chat (the session's `externalId`). Changing it switches to another chat's session. */
+  chatId: string;
+  /** Where the chat's record survives reloads. Default `'local'` (localStorage). */
+  persistence?: PersistenceOption;
+  /** Key prefix for `'local'` / `'session'` persistence. Default `durable-chat:`. */
+  storagePrefix?: string;
+  /** Closes the session on the app's server (e.g. `createRouteSessionCallbacks(...).closeSession`). Needed by `close()`. */
+  closeSession?: (input: { chatId: string; reason?: string }) => Promise<void>;
+  /** Tabs of one chat never both drive a turn. `false`: this tab acts alone. Default: Web Locks, else BroadcastChannel. */
+  tabs?: TabCoordinationOptions | false;
+  /** Telemetry from the client and transport (read through a ref: a new function per render is fine). */
+  onEvent?: SessionEventHandler;
+}
+
+/** Told to the chat when another tab started a turn this tab should show (read-only). */
+export interface RemoteTurn<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** The user's message of that turn, when the other tab sent one. */
+  message: UI_MESSAGE | undefined;
+}
+
+/** This tab's part in the chat. */
+export interface TabState {
+  mode: 'locks' | 'broadcast' | 'none';
+  /** This tab owns the live turn (it sent it, or took it over from a tab that went away). */
+  owner: boolean;
+  /** Another tab owns the live turn; this tab shows it read-only. */
+  following: boolean;
+}
+
+/** The options whose change means a different session: a new client and transport. */
+export function sessionIdentity(options: ChatSessionOptions): string {
+  const persistence =
+    typeof options.persistence === 'object' ? 'custom' : String(options.persistence ?? 'local');
+  return JSON.stringify([
+    options.chatId,
+    options.baseURL,
+    options.taskIdentifier,
+    persistence,
+    options.storagePrefix,
+  ]);
+}

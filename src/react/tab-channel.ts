@@ -1,0 +1,52 @@
+import type { UIMessage } from 'ai';
+
+/** What tabs of one chat tell each other over a BroadcastChannel. */
+export type TabMessage =
+  /** A tab started a turn (after its append was stored and its record saved). */
+  | { type: 'turn-started'; tabId: string; message: UIMessage | undefined }
+  /** Broadcast-lease mode: the owner is alive (also the answer to a rival's claim). */
+  | { type: 'heartbeat'; tabId: string }
+  /** Broadcast-lease mode: a tab wants to own the next turn. Lowest (at, tabId) wins. */
+  | { type: 'claim'; tabId: string; at: number }
+  /** Broadcast-lease mode: the owner let go. */
+  | { type: 'released'; tabId: string };
+
+/** The part of `BroadcastChannel` used here (injectable for tests and other hosts). */
+export interface BroadcastChannelLike {
+  postMessage(message: unknown): void;
+  close(): void;
+  addEventListener(type: 'message', listener: (event: MessageEvent) => void): void;
+  removeEventListener(type: 'message', listener: (event: MessageEvent) => void): void;
+}
+
+/** The part of the Web Locks API used here (`navigator.locks`). */
+export interface LockManagerLike {
+  request<T>(
+    name: string,
+    options: { ifAvailable?: boolean; signal?: AbortSignal },
+    callback: (lock: unknown) => T | Promise<T>,
+  ): Promise<T>;
+}
+
+const TYPES = new Set(['turn-started', 'heartbeat', 'claim', 'released']);
+
+/** Accepts only well-formed messages: other code on the origin may share the channel name. */
+export function parseTabMessage(data: unknown): TabMessage | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const message = data as Record<string, unknown>;
+  if (typeof message.type !== 'string' || !TYPES.has(message.type) || typeof message.tabId !== 'string')
+    return undefined;
+  if (message.type === 'claim' && typeof message.at !== 'number') return undefined;
+  return message as unknown as TabMessage;
+}
+
+export function defaultLocks(): LockManagerLike | undefined {
+  const navigatorLike = (globalThis as { navigator?: { locks?: LockManagerLike | null } }).navigator;
+  return navigatorLike?.locks ?? undefined;
+}
+
+export function defaultBroadcastChannel(): ((name: string) => BroadcastChannelLike) | undefined {
+  const Constructor = (globalThis as { BroadcastChannel?: new (name: string) => BroadcastChannelLike })
+    .BroadcastChannel;
+  return Constructor === undefined ? undefined : (name) => new Constructor(name);
+}

@@ -1,0 +1,212 @@
+import type { UIMessage } from 'ai';
+import { parsePersistedRecord } from '../client/persistence.js';
+import type { SessionClient } from '../client/session-client.js';
+import { adoptPersistedRecord } from './adopt-persisted-record.js';
+import type { ResolvedPersistence } from './browser-persistence.js';
+import type { RemoteTurn, TabState } from './chat-session-options.js';
+import type { TabCoordinator } from './tab-coordinator.js';
+
+/** How long a send waits for an owner that is just letting go (its turn ended a moment ago). */
+const ACQUIRE_GRACE_MS = 500;
+
+export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
+  client: SessionClient;
+  coordinator: TabCoordinator | undefined;
+  persistence: ResolvedPersistence;
+  /** Show another tab's turn (or, after a takeover, this tab's own) in the chat. */
+  onRemoteTurn(turn: RemoteTurn<UI_MESSAGE>): void;
+  /** A chat (useSessionChat) is mounted that reads turns. */
+  hasChat(): boolean;
+  /** A send is in flight. */
+  busy(): boolean;
+  onTabState(state: TabState): void;
+  warn(message: string): void;
+}
+
+/**
+ * Everything a mounted chat does with the other tabs, from attach to dispose: owning and
+ * releasing turns, following a turn another tab owns, taking over from a tab that went
+ * away, and merging the record when another tab writes it (`storage` events).
+ */
+export class TabLife<UI_MESSAGE extends UIMessage> {
+  private openStreams = 0;
+  private following = false;
+  private heldForTurn = false;
+  private watch: AbortController | undefined;
+  private disposed = false;
+  private readonly cleanups: (() => void)[] = [];
+  private published: TabState | undefined;
+
+  constructor(private readonly options: TabLifeOptions<UI_MESSAGE>) {
+    const { client, coordinator } = options;
+    if (coordinator !== undefined) {
+      this.cleanups.push(
+        coordinator.onMessage((message) => {
+          if (message.type === 'turn-started')
+            void this.onAnnouncement(message.message as UI_MESSAGE | undefined);
+        }),
+        coordinator.onOwnershipChange(() => this.publish()),
+      );
+    }
+    this.cleanups.push(
+      client.store.subscribe((next, previous) => {
+        if (next.turnLive || !previous.turnLive) return;
+        this.following = false;
+        this.heldForTurn = false;
+        this.settle();
+        this.publish();
+      }),
+    );
+    this.listenToStorage();
+    client.ready().then(
+      () => {
+        const state = client.getState();
+        // A live turn at mount: the chat resumes it; meanwhile, see whether its owner is still here.
+        if (state.turnLive && !state.closed && !this.disposed) this.follow(undefined, false);
+      },
+      (error: unknown) => options.warn(`could not load the chat's record: ${String(error)}`),
+    );
+    this.publish();
+  }
+
+  addCleanup(cleanup: () => void): void {
+    this.cleanups.push(cleanup);
+  }
+
+  /** Owns the turn for this tab, waiting briefly for an owner that is finishing. */
+  async acquire(): Promise<boolean> {
+    const { coordinator } = this.options;
+    if (coordinator === undefined) return true;
+    if (await coordinator.acquire()) return true;
+    const grace = new AbortController();
+    const timer = setTimeout(() => grace.abort(), ACQUIRE_GRACE_MS);
+    try {
+      return await coordinator.waitForOwnership(grace.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Releases ownership once nothing of the turn is left on this page. */
+  settle(): void {
+    const { coordinator, client } = this.options;
+    if (coordinator === undefined || !coordinator.isOwner || this.options.busy() || this.openStreams > 0)
+      return;
+    if (this.heldForTurn && client.getState().turnLive) return;
+    this.heldForTurn = false;
+    coordinator.release();
+    this.publish();
+  }
+
+  streamOpened(): () => void {
+    this.openStreams += 1;
+    let closed = false;
+    return () => {
+      if (closed) return;
+      closed = true;
+      this.openStreams -= 1;
+      this.settle();
+    };
+  }
+
+  announce(message: UI_MESSAGE | undefined): void {
+    const { coordinator, client } = this.options;
+    if (coordinator === undefined) return;
+    // The record is saved first, so a tab that hears the news reads the new turn's cursor.
+    client.flushPersistence().then(
+      () => coordinator.announce({ type: 'turn-started', tabId: coordinator.tabId, message }),
+      (error: unknown) => this.options.warn(`could not save before announcing the turn: ${String(error)}`),
+    );
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.watch?.abort();
+    this.watch = undefined;
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    this.options.coordinator?.dispose();
+  }
+
+  private async onAnnouncement(message: UI_MESSAGE | undefined): Promise<void> {
+    const { client, persistence, coordinator } = this.options;
+    if (this.disposed || coordinator?.isOwner === true) return;
+    try {
+      const raw = await persistence.adapter?.load(client.chatId);
+      if (raw !== undefined && raw !== null) this.adopt(raw);
+    } catch (error) {
+      this.options.warn(`could not read the record another tab wrote: ${String(error)}`);
+    }
+    if (this.disposed) return;
+    this.follow(message, true);
+  }
+
+  private adopt(raw: unknown): boolean {
+    const { client } = this.options;
+    const record = parsePersistedRecord(raw, client.chatId);
+    if (typeof record === 'string') {
+      this.options.warn(`ignoring a record another tab wrote for chat ${client.chatId} (${record})`);
+      return false;
+    }
+    return adoptPersistedRecord(client, record);
+  }
+
+  private follow(message: UI_MESSAGE | undefined, showInChat: boolean): void {
+    const { client, coordinator } = this.options;
+    if (
+      client.getState().closed ||
+      coordinator === undefined ||
+      coordinator.mode === 'none' ||
+      coordinator.isOwner
+    )
+      return;
+    this.following = true;
+    this.publish();
+    if (showInChat) this.options.onRemoteTurn({ message });
+    if (this.watch !== undefined) return;
+    const watch = new AbortController();
+    this.watch = watch;
+    coordinator.waitForOwnership(watch.signal).then((granted) => {
+      if (this.watch === watch) this.watch = undefined;
+      if (!granted || this.disposed) return;
+      this.following = false;
+      // The owner went away mid-turn: this tab now drives the turn (and shows it if it was not).
+      if (client.getState().turnLive && this.options.hasChat()) {
+        this.heldForTurn = true;
+        if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
+      }
+      this.settle();
+      this.publish();
+    });
+  }
+
+  private listenToStorage(): void {
+    const { persistence, client, coordinator } = this.options;
+    const web = persistence.webStorage;
+    const target = (globalThis as { window?: EventTarget }).window;
+    if (web === undefined || target?.addEventListener === undefined) return;
+    const key = web.key(client.chatId);
+    const onStorage = (event: Event) => {
+      const { key: changed, newValue, storageArea } = event as StorageEvent;
+      if (changed !== key || newValue === null || (storageArea !== null && storageArea !== web.area()))
+        return;
+      const startsTurn = this.adopt(newValue);
+      // With a BroadcastChannel the announcement (which carries the user's message) follows.
+      if (startsTurn && coordinator?.hasChannel === false) this.follow(undefined, true);
+    };
+    target.addEventListener('storage', onStorage);
+    this.cleanups.push(() => target.removeEventListener('storage', onStorage));
+  }
+
+  private publish(): void {
+    const { coordinator } = this.options;
+    const state: TabState = {
+      mode: coordinator?.mode ?? 'none',
+      owner: coordinator?.isOwner ?? false,
+      following: this.following,
+    };
+    const last = this.published;
+    if (last?.mode === state.mode && last.owner === state.owner && last.following === state.following) return;
+    this.published = state;
+    this.options.onTabState(state);
+  }
+}

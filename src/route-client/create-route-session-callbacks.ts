@@ -1,0 +1,128 @@
+import { ConnectionError } from '../errors/connection-error.js';
+import { httpErrorFromResponse } from '../errors/http-error.js';
+import { ProtocolError } from '../errors/protocol-error.js';
+import { validateCloseReason } from '../protocol/validate.js';
+import { type ChatRouteRequest, validateChatId } from './route-protocol.js';
+
+export interface RouteSessionCallbacksOptions {
+  /** URL of the app's route handler, e.g. `/api/chat-session`. */
+  endpoint: string | URL;
+  /** Extra request headers (a CSRF token, an auth header); a function is called per request. */
+  headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+  /** Defaults to `globalThis.fetch`, read at call time. */
+  fetch?: typeof fetch;
+  /** Defaults to `same-origin`, so the app's cookies reach its own route. */
+  credentials?: RequestCredentials;
+}
+
+export interface RouteSessionCallbacks {
+  /** Creates (or returns) the chat's session. The task identifier is the server's choice, not sent. */
+  startSession(params: {
+    chatId: string;
+    taskIdentifier?: string;
+    clientData?: unknown;
+  }): Promise<{ publicAccessToken: string; sessionId?: string }>;
+  /** A fresh 60-minute session token. */
+  getAccessToken(params: { chatId: string }): Promise<string>;
+  /** Closes the session for good. Closing a closed session succeeds. */
+  closeSession(params: { chatId: string; reason?: string }): Promise<void>;
+}
+
+function readString(body: unknown, key: string, operation: string): string {
+  const value = (body as Record<string, unknown> | null)?.[key];
+  if (typeof value !== 'string' || value === '') {
+    throw new ProtocolError({
+      code: 'UNEXPECTED_RESPONSE',
+      message: `${operation}: the route answered without a "${key}" string`,
+    });
+  }
+  return value;
+}
+
+/**
+ * The browser side of `createChatRouteHandler`: the `startSession` / `getAccessToken`
+ * callbacks `SessionChatTransport` takes, over one POST endpoint of the app. Failures are
+ * typed: `ConnectionError` (`NETWORK_ERROR`), `HttpError` subclasses by status, and
+ * `ProtocolError` (`UNEXPECTED_RESPONSE`) for a 2xx body without the expected fields.
+ */
+export function createRouteSessionCallbacks(options: RouteSessionCallbacksOptions): RouteSessionCallbacks {
+  // The token action re-sends the start's client data: the service writes the create body
+  // to the row on a repeat, so leaving it out would drop it for later runs.
+  const clientDataByChat = new Map<string, unknown>();
+
+  async function post(request: ChatRouteRequest): Promise<unknown> {
+    const operation = `chat route ${request.action}`;
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    const extra = typeof options.headers === 'function' ? await options.headers() : options.headers;
+    const headers = new Headers(extra);
+    headers.set('content-type', 'application/json');
+    headers.set('accept', 'application/json');
+    let response: Response;
+    try {
+      response = await fetchImpl(options.endpoint, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(request),
+        credentials: options.credentials ?? 'same-origin',
+      });
+    } catch (cause) {
+      throw new ConnectionError({
+        code: 'NETWORK_ERROR',
+        message: `${operation}: the request failed`,
+        cause,
+      });
+    }
+    const text = await response.text().catch((cause: unknown) => {
+      throw new ConnectionError({ code: 'NETWORK_ERROR', message: `${operation}: the body was cut`, cause });
+    });
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch (cause) {
+      if (response.ok) {
+        throw new ProtocolError({ code: 'UNEXPECTED_RESPONSE', message: `${operation}: not JSON`, cause });
+      }
+      body = undefined;
+    }
+    if (!response.ok) {
+      throw httpErrorFromResponse({ status: response.status, operation, body, headers: response.headers });
+    }
+    return body;
+  }
+
+  return {
+    async startSession({ chatId, clientData }) {
+      validateChatId(chatId);
+      const body = await post(
+        clientData === undefined ? { action: 'start', chatId } : { action: 'start', chatId, clientData },
+      );
+      const publicAccessToken = readString(body, 'publicAccessToken', 'chat route start');
+      const sessionId = readString(body, 'sessionId', 'chat route start');
+      if (clientData === undefined) clientDataByChat.delete(chatId);
+      else clientDataByChat.set(chatId, clientData);
+      return { publicAccessToken, sessionId };
+    },
+    async getAccessToken({ chatId }) {
+      validateChatId(chatId);
+      const clientData = clientDataByChat.get(chatId);
+      const body = await post(
+        clientData === undefined ? { action: 'token', chatId } : { action: 'token', chatId, clientData },
+      );
+      return readString(body, 'publicAccessToken', 'chat route token');
+    },
+    async closeSession({ chatId, reason }) {
+      validateChatId(chatId);
+      validateCloseReason(reason);
+      const body = await post(
+        reason === undefined ? { action: 'close', chatId } : { action: 'close', chatId, reason },
+      );
+      if ((body as Record<string, unknown> | undefined)?.closed !== true) {
+        throw new ProtocolError({
+          code: 'UNEXPECTED_RESPONSE',
+          message: 'chat route close: the route did not confirm the close',
+        });
+      }
+      clientDataByChat.delete(chatId);
+    },
+  };
+}

@@ -1,0 +1,158 @@
+import { isDurableChatError } from '../errors/durable-chat-error.js';
+import type { TriggerConfig } from '../protocol/types.js';
+import {
+  type ChatRouteAction,
+  type ChatRouteCloseResponse,
+  type ChatRouteRequest,
+  type ChatRouteStartResponse,
+  type ChatRouteTokenResponse,
+  parseChatRouteRequest,
+} from '../route-client/route-protocol.js';
+import { readBodyText } from './read-body-text.js';
+import type { RetryOptions } from './retry-delay.js';
+import { errorResponse, jsonResponse, mapUpstreamFailure } from './route-responses.js';
+import { type CreateSessionInput, createSessionsApi, type SessionsApi } from './sessions-api.js';
+
+/** What the app adds to every create the route makes (start and token refresh alike). */
+export interface ChatRouteCreateOptions {
+  tags?: string[];
+  /** Stored on the session row (not sent to the agent). */
+  metadata?: Record<string, unknown>;
+  expiresAt?: string;
+  triggerConfig?: Omit<TriggerConfig, 'basePayload'>;
+  /**
+   * Replaces the browser's `clientData` as `basePayload.metadata`, e.g. to add the signed-in
+   * user's id from the session cookie instead of trusting the browser. Leave it out to pass
+   * the browser's `clientData` through.
+   */
+  clientData?: unknown;
+}
+
+export interface ChatRouteHandlerOptions {
+  baseURL: string;
+  secretKey: string;
+  /** The agent task every session of this route runs. Never taken from the browser. */
+  taskIdentifier: string;
+  /**
+   * Decides whether the caller may act on this chat. Read cookies or headers from
+   * `request`; its body has already been read. `false` answers 403.
+   */
+  authorize(request: Request, chatId: string, action: ChatRouteAction): boolean | Promise<boolean>;
+  /** Extra create fields, per request. `clientData` is what the browser sent. */
+  createOptions?(
+    request: Request,
+    chatId: string,
+    clientData: unknown,
+  ): ChatRouteCreateOptions | undefined | Promise<ChatRouteCreateOptions | undefined>;
+  fetch?: typeof fetch;
+  retry?: RetryOptions;
+  timeoutMs?: number;
+  /** Largest accepted request body in bytes. Default 65536. */
+  maxBodyBytes?: number;
+  /**
+   * Called with every server-side failure (session service down, `authorize` threw, ...).
+   * Default: one `console.error` line with the error's name, code and message, which never
+   * contain the secret key.
+   */
+  onError?(error: unknown, context: { action: ChatRouteAction; chatId: string }): void;
+}
+
+function logError(error: unknown, context: { action: ChatRouteAction; chatId: string }): void {
+  const code = isDurableChatError(error) ? ` ${error.code}` : '';
+  const detail = error instanceof Error ? `${error.name}${code}: ${error.message}` : String(error);
+  console.error(`[durable-chat/server] chat route "${context.action}" failed: ${detail}`);
+}
+
+/**
+ * A Fetch-API handler serving the browser's `createRouteSessionCallbacks`: one POST with a
+ * JSON `{ action: 'start' | 'token' | 'close', chatId, ... }`. See docs/server.md.
+ */
+export function createChatRouteHandler(
+  options: ChatRouteHandlerOptions,
+): (request: Request) => Promise<Response> {
+  // Built on first use: frameworks import route modules at build time, when the secret
+  // may not be set yet. A missing key then fails the request (500), not the build.
+  let sessions: SessionsApi | undefined;
+  const api = (): SessionsApi => {
+    sessions ??= createSessionsApi(options);
+    return sessions;
+  };
+  const maxBodyBytes = options.maxBodyBytes ?? 65_536;
+  const onError = options.onError ?? logError;
+
+  async function createInput(
+    request: Request,
+    chatId: string,
+    browserData: unknown,
+  ): Promise<CreateSessionInput> {
+    const extra = (await options.createOptions?.(request, chatId, browserData)) ?? {};
+    const clientData = 'clientData' in extra ? extra.clientData : browserData;
+    const input: CreateSessionInput = {
+      taskIdentifier: options.taskIdentifier,
+      externalId: chatId,
+      triggerConfig: {
+        ...extra.triggerConfig,
+        basePayload: {
+          chatId,
+          trigger: 'preload',
+          ...(clientData === undefined ? {} : { metadata: clientData }),
+        },
+      },
+    };
+    if (extra.tags !== undefined) input.tags = extra.tags;
+    if (extra.metadata !== undefined) input.metadata = extra.metadata;
+    if (extra.expiresAt !== undefined) input.expiresAt = extra.expiresAt;
+    return input;
+  }
+
+  async function perform(request: Request, body: ChatRouteRequest): Promise<Response> {
+    if (body.action === 'close') {
+      await api().close(body.chatId, body.reason, { signal: request.signal });
+      return jsonResponse({ closed: true } satisfies ChatRouteCloseResponse);
+    }
+    const input = await createInput(request, body.chatId, body.clientData);
+    const session = await api().create(input, { signal: request.signal });
+    if (body.action === 'token') {
+      return jsonResponse({ publicAccessToken: session.publicAccessToken } satisfies ChatRouteTokenResponse);
+    }
+    const answer: ChatRouteStartResponse = {
+      publicAccessToken: session.publicAccessToken,
+      sessionId: session.id,
+    };
+    return jsonResponse(answer);
+  }
+
+  return async function chatRouteHandler(request: Request): Promise<Response> {
+    if (request.method !== 'POST') {
+      return errorResponse(405, 'METHOD_NOT_ALLOWED', 'use POST', { allow: 'POST' });
+    }
+    // Requiring JSON makes a cross-site POST a preflighted request, which forms cannot send.
+    const contentType = request.headers.get('content-type') ?? '';
+    if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+      return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', 'send Content-Type: application/json');
+    }
+    const text = await readBodyText(request, maxBodyBytes);
+    if (text === undefined) {
+      return errorResponse(413, 'PAYLOAD_TOO_LARGE', `the body is over ${maxBodyBytes} bytes`);
+    }
+    let body: ChatRouteRequest;
+    try {
+      body = parseChatRouteRequest(JSON.parse(text));
+    } catch (error) {
+      if (!(error instanceof SyntaxError) && !isDurableChatError(error)) throw error;
+      const message = isDurableChatError(error) ? error.message : 'the body is not valid JSON';
+      return errorResponse(400, 'INVALID_INPUT', message);
+    }
+    const context = { action: body.action, chatId: body.chatId };
+    try {
+      if (!(await options.authorize(request, body.chatId, body.action))) {
+        return errorResponse(403, 'FORBIDDEN', 'not allowed for this chat');
+      }
+      return await perform(request, body);
+    } catch (error) {
+      const { response, serverSide } = mapUpstreamFailure(error);
+      if (serverSide) onError(error, context);
+      return response;
+    }
+  };
+}

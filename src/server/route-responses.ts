@@ -1,0 +1,75 @@
+import { isDurableChatError } from '../errors/durable-chat-error.js';
+import { RateLimitedError } from '../errors/http-error.js';
+import type { ChatRouteErrorBody } from '../route-client/route-protocol.js';
+
+/** Stable `code`s of the route's error bodies. */
+export type ChatRouteErrorCode =
+  | 'INVALID_INPUT'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'SESSION_CLOSED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED'
+  | 'INTERNAL_ERROR'
+  | 'UPSTREAM_ERROR';
+
+// Tokens travel in these bodies: no cache may keep them.
+const BASE_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+
+export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...BASE_HEADERS, ...headers } });
+}
+
+export function errorResponse(
+  status: number,
+  code: ChatRouteErrorCode,
+  error: string,
+  headers?: Record<string, string>,
+): Response {
+  const body: ChatRouteErrorBody = { error, code };
+  return jsonResponse(body, status, headers);
+}
+
+export interface MappedFailure {
+  response: Response;
+  /** True when the failure is the server's (upstream or app code), worth reporting. */
+  serverSide: boolean;
+}
+
+/**
+ * Maps a failure after the browser's input was accepted. Only fixed texts reach the
+ * browser: upstream messages may name internals, so they stay on the server.
+ */
+export function mapUpstreamFailure(error: unknown): MappedFailure {
+  if (!isDurableChatError(error)) {
+    return { response: errorResponse(500, 'INTERNAL_ERROR', 'the chat route failed'), serverSide: true };
+  }
+  switch (error.code) {
+    case 'SESSION_CLOSED':
+      return { response: errorResponse(409, 'SESSION_CLOSED', 'the session is closed'), serverSide: false };
+    case 'NOT_FOUND':
+      return { response: errorResponse(404, 'NOT_FOUND', 'no session for this chat'), serverSide: false };
+    case 'RATE_LIMITED': {
+      const resetAt = error instanceof RateLimitedError ? error.resetAt : undefined;
+      const headers = resetAt === undefined ? undefined : { 'x-ratelimit-reset': String(resetAt) };
+      const response = errorResponse(
+        429,
+        'RATE_LIMITED',
+        'the session service is busy; retry later',
+        headers,
+      );
+      return { response, serverSide: true };
+    }
+    case 'INVALID_INPUT':
+    case 'PAYLOAD_TOO_LARGE':
+      // The browser's input was checked before, so this came from the app's createOptions.
+      return { response: errorResponse(500, 'INTERNAL_ERROR', 'the chat route failed'), serverSide: true };
+    default:
+      return {
+        response: errorResponse(502, 'UPSTREAM_ERROR', 'the session service failed; retry later'),
+        serverSide: true,
+      };
+  }
+}

@@ -1,0 +1,299 @@
+import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } from 'ai';
+import type { AppendResult } from '../client/append-request.js';
+import type { HeadersOption } from '../client/http.js';
+import { SessionClient } from '../client/session-client.js';
+import type { ChatSessionState } from '../client/session-store.js';
+import { isDurableChatError } from '../errors/durable-chat-error.js';
+import { ValidationError } from '../errors/validation-error.js';
+import {
+  actionChunk,
+  regenerateChunk,
+  stopChunk,
+  submitChunk,
+  userMessageChunk,
+} from '../protocol/input-chunks.js';
+import type { ChatInputChunk } from '../protocol/types.js';
+import { DeferredStop, listenForAbort } from './deferred-stop.js';
+import { mergeMetadata, type SessionChatTransportOptions, withPayloadExtras } from './transport-options.js';
+import { type TurnMode, TurnStream } from './turn-stream.js';
+
+type SendOptions<UI_MESSAGE extends UIMessage> = Parameters<ChatTransport<UI_MESSAGE>['sendMessages']>[0];
+type ReconnectOptions<UI_MESSAGE extends UIMessage> = Parameters<
+  ChatTransport<UI_MESSAGE>['reconnectToStream']
+>[0];
+
+/** Per-call options of the transport's extra methods. */
+export interface SessionCallOptions {
+  metadata?: unknown;
+  headers?: HeadersOption;
+}
+
+interface ChatEntry {
+  client: SessionClient;
+  /** The one stream reading `.out` for this chat (a newer one replaces it). */
+  active: TurnStream | undefined;
+  /** A stop decided by an abort, sent on the next tick unless a disconnect cancels it. */
+  stops: DeferredStop;
+}
+
+/**
+ * An AI SDK `ChatTransport` over durable chat-agent sessions.
+ *
+ * - `sendMessages` appends only the newest message (or nothing, to regenerate) to `.in` and
+ *   returns exactly that turn's chunks; the stream ends at the turn's own turn-complete.
+ *   Drops are healed inside the stream; it errors only with a typed error:
+ *   `TURN_REJECTED` (a submit answered with no content), `SESSION_CLOSED`, or a
+ *   `STREAM_DISCONNECTED` `TypeError` when reconnecting ran out (the turn can be resumed).
+ * - `reconnectToStream` resolves `null` when no turn is live, else the live turn replayed
+ *   from its start (`resumeStreamIsReplay` is true).
+ * - The abort signal (useChat's stop) ends the stream at once and appends `stop` if the
+ *   turn is live; cancelling the stream otherwise only disconnects.
+ */
+export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
+  implements ChatTransport<UI_MESSAGE>
+{
+  readonly resumeStreamIsReplay = true;
+  private readonly chats = new Map<string, ChatEntry>();
+
+  constructor(private readonly options: SessionChatTransportOptions) {}
+
+  async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
+    const { trigger, chatId, messageId, messages, abortSignal } = options;
+    const metadata = mergeMetadata(this.options.clientData, options.metadata);
+    let chunk: ChatInputChunk<UI_MESSAGE>;
+    if (trigger === 'submit-message') {
+      const message = messages[messages.length - 1];
+      if (message === undefined)
+        throw new ValidationError({ message: 'there is no message to send', field: 'messages' });
+      chunk = submitChunk({ chatId, message, metadata });
+    } else chunk = regenerateChunk<UI_MESSAGE>({ chatId, messageId, metadata });
+    return this.startTurn(chatId, withPayloadExtras(chunk, options.body), {
+      trigger,
+      headers: options.headers,
+      abortSignal,
+    });
+  }
+
+  async reconnectToStream(
+    options: ReconnectOptions<UI_MESSAGE>,
+  ): Promise<ReadableStream<UIMessageChunk> | null> {
+    const entry = this.entry(options.chatId);
+    const { client } = entry;
+    await client.ready();
+    const state = client.getState();
+    if (state.closed || (state.token === undefined && state.sessionId === undefined)) return null;
+    const knownStart = state.turnLive;
+    const turn = this.replace(entry, {
+      client,
+      from: knownStart ? state.turnStartCursor : state.lastEventId,
+      mode: { type: 'replay', knownStart },
+      peekSettled: true,
+      startedAt: client.environment.now(),
+      onCancel: () => this.onDisconnect(entry, turn),
+    });
+    turn.start();
+    // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
+    // resume replaces it (StrictMode mounts twice). `stop(chatId)` stops a resumed turn.
+    listenForAbort(options.abortSignal, () => this.disconnectTurn(entry, turn));
+    const settled = await turn.firstResponse;
+    // Superseded by a newer reconnect or send for this chat (StrictMode mounts twice), or aborted.
+    if (entry.active !== turn || options.abortSignal?.aborted === true) return null;
+    if (turn.finished && !knownStart) {
+      turn.detach();
+      return null;
+    }
+    // A turn this chat started but never read to its end is shown even if it ended meanwhile.
+    if (knownStart) return turn.stream;
+    if (!settled) return turn.stream;
+    // Settled: nothing is live. The peek keeps draining in the background to move the cursor.
+    turn.detach();
+    return null;
+  }
+
+  /** Creates the chat's session now rather than on the first send. */
+  async preload(chatId: string): Promise<void> {
+    await this.entry(chatId).client.preload();
+  }
+
+  /** Stops the chat's live turn, e.g. after a reload when this page did not start it. */
+  async stop(chatId: string): Promise<void> {
+    const entry = this.entry(chatId);
+    entry.stops.cancel();
+    await entry.client.ready();
+    entry.active?.stop();
+    if (entry.client.getState().turnLive) await entry.client.append(stopChunk());
+  }
+
+  /**
+   * Fires the agent's action handler. Its output streams on `.out` like a turn: the chat
+   * records it as live, so `resumeStream()` (reconnectToStream) shows it.
+   */
+  async sendAction(chatId: string, action: unknown, options: SessionCallOptions = {}): Promise<AppendResult> {
+    const entry = this.entry(chatId);
+    entry.stops.flush();
+    const { client, active } = entry;
+    const chunk = actionChunk({
+      chatId,
+      action,
+      metadata: mergeMetadata(this.options.clientData, options.metadata),
+    });
+    await client.ready();
+    const before = client.getState();
+    const result = await client.append(chunk, { headers: options.headers });
+    if (!before.turnLive && (active === undefined || active.finished)) {
+      client.store.setState({ turnLive: true, turnStartCursor: before.lastEventId });
+    }
+    return result;
+  }
+
+  /** Steering: appends a user message while a turn streams, leaving the open stream alone. */
+  async sendPendingMessage(
+    chatId: string,
+    message: UI_MESSAGE,
+    options: SessionCallOptions = {},
+  ): Promise<AppendResult> {
+    const metadata = mergeMetadata(this.options.clientData, options.metadata);
+    const chunk = userMessageChunk({ chatId, message, metadata });
+    const entry = this.entry(chatId);
+    entry.stops.flush();
+    return entry.client.append(chunk, { headers: options.headers, kind: 'pending-message' });
+  }
+
+  getState(chatId: string): ChatSessionState {
+    return this.entry(chatId).client.getState();
+  }
+
+  /** The chat's `SessionClient` (its `store` is what the React hooks subscribe to). */
+  getClient(chatId: string): SessionClient {
+    return this.entry(chatId).client;
+  }
+
+  /**
+   * Disconnects this page from the chat (unmount, navigation) without stopping the agent:
+   * ends the chat's stream and cancels a stop that an abort in the same tick scheduled
+   * (`useChat` calls `chat.stop()` when it unmounts). Resume later with `reconnectToStream`.
+   */
+  disconnect(chatId: string): void {
+    const entry = this.chats.get(chatId);
+    if (entry === undefined) return;
+    entry.stops.cancel();
+    const turn = entry.active;
+    if (turn !== undefined) this.disconnectTurn(entry, turn);
+  }
+
+  /** Releases every reader of every chat, as a disconnect. Sessions stay open on the server. */
+  close(): void {
+    for (const entry of this.chats.values()) {
+      entry.stops.cancel();
+      entry.active?.release();
+      entry.client.close();
+    }
+    this.chats.clear();
+  }
+
+  private async startTurn(
+    chatId: string,
+    chunk: ChatInputChunk<UI_MESSAGE>,
+    call: {
+      trigger: 'submit-message' | 'regenerate-message';
+      headers: ChatRequestOptions['headers'];
+      abortSignal: AbortSignal | undefined;
+    },
+  ): Promise<ReadableStream<UIMessageChunk>> {
+    const entry = this.entry(chatId);
+    entry.stops.flush(); // a stop decided before this send goes out before it
+    const { client } = entry;
+    const startedAt = client.environment.now();
+    await client.ensureSession();
+    const before = client.getState();
+    const mode: TurnMode = { type: 'send', trigger: call.trigger, expectLeftovers: before.turnLive };
+    const turn = this.replace(entry, {
+      client,
+      from: before.lastEventId,
+      mode,
+      peekSettled: false,
+      startedAt,
+      onCancel: () => this.onDisconnect(entry, turn),
+    });
+    // Reading starts with the append so the connection is open when the first chunk lands.
+    turn.start();
+    let result: AppendResult;
+    try {
+      result = await client.append(chunk as ChatInputChunk, {
+        headers: call.headers as HeadersOption | undefined,
+      });
+    } catch (error) {
+      turn.stop();
+      if (entry.active === turn) entry.active = undefined;
+      throw error;
+    }
+    if (!before.turnLive) client.store.setState({ turnLive: true, turnStartCursor: before.lastEventId });
+    turn.appendDone(result.seq);
+    listenForAbort(call.abortSignal, () => this.stopTurn(entry, turn));
+    return turn.stream;
+  }
+
+  private replace(entry: ChatEntry, options: ConstructorParameters<typeof TurnStream>[0]): TurnStream {
+    entry.active?.release();
+    const turn = new TurnStream(options);
+    entry.active = turn;
+    return turn;
+  }
+
+  /**
+   * useChat's stop: end the stream now; tell the agent (if the turn still runs) on the next
+   * tick, so an unmount that aborts and then calls `disconnect()` or `close()` in the same
+   * tick stays a mere disconnect. A send, action or `stop()` before then sends it first.
+   */
+  private stopTurn(entry: ChatEntry, turn: TurnStream): void {
+    turn.stop();
+    if (!turn.live) return;
+    entry.stops.schedule(() => {
+      if (turn.live && entry.client.getState().turnLive) this.sendStop(entry.client);
+    });
+  }
+
+  private disconnectTurn(entry: ChatEntry, turn: TurnStream): void {
+    turn.release();
+    this.onDisconnect(entry, turn);
+  }
+
+  private onDisconnect(entry: ChatEntry, turn: TurnStream): void {
+    if (entry.active === turn) entry.active = undefined;
+    if (this.options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
+      this.sendStop(entry.client);
+    }
+  }
+
+  private sendStop(client: SessionClient): void {
+    client.append(stopChunk()).catch((error: unknown) => {
+      if (isDurableChatError(error))
+        client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
+      else client.environment.warn(`could not append stop for chat ${client.chatId}: ${String(error)}`);
+    });
+  }
+
+  private entry(chatId: string): ChatEntry {
+    const existing = this.chats.get(chatId);
+    if (existing !== undefined) return existing;
+    const { options } = this;
+    const client = new SessionClient({
+      baseURL: options.baseURL,
+      chatId,
+      taskIdentifier: options.taskIdentifier,
+      startSession: options.startSession,
+      getAccessToken: options.getAccessToken,
+      clientData: options.clientData,
+      headers: options.headers,
+      fetch: options.fetch,
+      persistence: options.persistence,
+      retry: options.retry,
+      streamTimeoutSeconds: options.streamTimeoutSeconds,
+      onEvent: options.onEvent,
+      environment: options.environment,
+    });
+    const entry: ChatEntry = { client, active: undefined, stops: new DeferredStop(client.environment) };
+    this.chats.set(chatId, entry);
+    return entry;
+  }
+}

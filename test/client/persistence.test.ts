@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import {
+  localStoragePersistence,
+  memoryPersistence,
+  type PersistedChatRecord,
+  parsePersistedRecord,
+} from '../../src/client/persistence.js';
+import { PersistenceBinding } from '../../src/client/persistence-binding.js';
+import { createSessionStore } from '../../src/client/session-store.js';
+
+const record: PersistedChatRecord = {
+  version: 1,
+  chatId: 'c1',
+  sessionId: 'session_1',
+  publicAccessToken: 'a.b.c',
+  lastEventId: 12,
+  turnLive: true,
+  turnStartCursor: 7,
+  closed: false,
+  closedReason: null,
+};
+
+function fakeStorage() {
+  const items = new Map<string, string>();
+  return {
+    items,
+    getItem: (key: string) => items.get(key) ?? null,
+    setItem: (key: string, value: string) => void items.set(key, value),
+    removeItem: (key: string) => void items.delete(key),
+  };
+}
+
+describe('parsePersistedRecord', () => {
+  it('accepts a record, as an object or as JSON text', () => {
+    expect(parsePersistedRecord(record, 'c1')).toEqual(record);
+    expect(parsePersistedRecord(JSON.stringify(record), 'c1')).toEqual({ ...record });
+  });
+
+  it('treats missing optional fields as undefined', () => {
+    const parsed = parsePersistedRecord({ version: 1, chatId: 'c1', turnLive: false, closed: false }, 'c1');
+    expect(parsed).toMatchObject({ sessionId: undefined, lastEventId: undefined, closedReason: null });
+  });
+
+  it.each([
+    ['not JSON', '{oops'],
+    ['not an object', 42],
+    ['unknown version 2', { ...record, version: 2 }],
+    ['stored for another chat', { ...record, chatId: 'other' }],
+    ['bad cursor', { ...record, lastEventId: -1 }],
+    ['bad cursor', { ...record, turnStartCursor: 1.5 }],
+    ['bad session id or token', { ...record, publicAccessToken: 5 }],
+    ['bad flags', { ...record, closed: 'no' }],
+  ])('rejects a record that is %s', (reason, value) => {
+    expect(parsePersistedRecord(value, 'c1')).toBe(reason);
+  });
+});
+
+describe('adapters', () => {
+  it('memoryPersistence stores a copy per chat', async () => {
+    const adapter = memoryPersistence();
+    await adapter.save('c1', record);
+    expect(await adapter.load('c1')).toEqual(record);
+    await adapter.remove('c1');
+    expect(await adapter.load('c1')).toBeUndefined();
+  });
+
+  it('localStoragePersistence writes one JSON string per chat under its prefix', async () => {
+    const storage = fakeStorage();
+    const adapter = localStoragePersistence({ storage, prefix: 'x:' });
+    await adapter.save('c1', record);
+    expect([...storage.items.keys()]).toEqual(['x:c1']);
+    expect(parsePersistedRecord(await adapter.load('c1'), 'c1')).toEqual(record);
+    await adapter.remove('c1');
+    expect(await adapter.load('c1')).toBeUndefined();
+  });
+
+  it('localStoragePersistence keeps nothing (and does not throw) without a storage', async () => {
+    const adapter = localStoragePersistence();
+    await adapter.save('c1', record);
+    expect(await adapter.load('c1')).toBeUndefined();
+  });
+});
+
+describe('PersistenceBinding', () => {
+  it('discards a corrupt record with a warning instead of crashing', async () => {
+    const storage = fakeStorage();
+    storage.setItem('durable-chat:c1', '{"version":1,"chatId":');
+    const warnings: string[] = [];
+    const binding = new PersistenceBinding(
+      'c1',
+      createSessionStore('c1'),
+      localStoragePersistence({ storage }),
+      (m) => warnings.push(m),
+    );
+    expect(await binding.load()).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('corrupt');
+    expect(storage.items.size).toBe(0);
+  });
+
+  it('warns when the adapter fails to load, and carries on', async () => {
+    const warnings: string[] = [];
+    const failing = { load: () => Promise.reject(new Error('disk')), save: () => {}, remove: () => {} };
+    const binding = new PersistenceBinding('c1', createSessionStore('c1'), failing, (m) => warnings.push(m));
+    expect(await binding.load()).toBeUndefined();
+    expect(warnings[0]).toContain('could not load');
+  });
+
+  it('coalesces a burst of changes into few writes of the latest state', async () => {
+    const saves: PersistedChatRecord[] = [];
+    const store = createSessionStore('c1');
+    const adapter = {
+      load: () => undefined,
+      save: (_: string, r: PersistedChatRecord) => void saves.push(r),
+      remove: () => {},
+    };
+    const binding = new PersistenceBinding('c1', store, adapter, () => {});
+    binding.start();
+    for (let seq = 0; seq < 100; seq++) store.setState({ lastEventId: seq });
+    store.setState({ status: { type: 'streaming' } }); // not persisted: no write of its own
+    await binding.flush();
+    expect(saves).toHaveLength(1);
+    expect(saves[0]?.lastEventId).toBe(99);
+  });
+
+  it('writes again when the state changes during a slow save, ending on the latest state', async () => {
+    const saves: (number | undefined)[] = [];
+    const store = createSessionStore('c1');
+    let release: () => void = () => {};
+    const adapter = {
+      load: () => undefined,
+      save: (_: string, r: PersistedChatRecord) =>
+        new Promise<void>((resolve) => {
+          saves.push(r.lastEventId);
+          release = resolve;
+        }),
+      remove: () => {},
+    };
+    const binding = new PersistenceBinding('c1', store, adapter, () => {});
+    binding.start();
+    store.setState({ lastEventId: 1 });
+    await new Promise((r) => setTimeout(r, 0));
+    store.setState({ lastEventId: 2 });
+    store.setState({ lastEventId: 3 });
+    release();
+    await new Promise((r) => setTimeout(r, 0));
+    release();
+    await binding.flush();
+    expect(saves).toEqual([1, 3]);
+  });
+
+  it('reports a failing save as a warning', async () => {
+    const warnings: string[] = [];
+    const store = createSessionStore('c1');
+    const adapter = {
+      load: () => undefined,
+      save: () => Promise.reject(new Error('quota')),
+      remove: () => {},
+    };
+    const binding = new PersistenceBinding('c1', store, adapter, (m) => warnings.push(m));
+    binding.start();
+    store.setState({ lastEventId: 1 });
+    await binding.flush();
+    expect(warnings[0]).toContain('could not save');
+  });
+});

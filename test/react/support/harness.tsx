@@ -1,0 +1,150 @@
+import { cleanup, render } from '@testing-library/react';
+import type { UIMessage } from 'ai';
+import { StrictMode } from 'react';
+import { fetch as undiciFetch } from 'undici';
+import { afterEach } from 'vitest';
+import { memoryPersistence, type PersistedChatRecord } from '../../../src/client/persistence.js';
+import type { DevServer } from '../../../src/dev-server/index.js';
+import {
+  type UseSessionChatOptions,
+  type UseSessionChatResult,
+  useSessionChat,
+} from '../../../src/react/use-session-chat.js';
+import { startSessionVia, transcript } from '../../transport/support/dev-server-fixture.js';
+
+export { startEchoServer, transcript, waitFor } from '../../transport/support/dev-server-fixture.js';
+
+// Updates arrive from the network, outside act(); tests observe them with waitFor.
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = false;
+// Without vitest globals, testing-library cannot register its own cleanup.
+afterEach(() => cleanup());
+
+let counter = 0;
+export const nextChatId = (name: string) => `${name}-${++counter}-${Math.random().toString(36).slice(2, 8)}`;
+
+/**
+ * Node's fetch implementation. happy-dom's own fetch (which vitest installs as the global)
+ * throws "Controller is already closed" when a streamed body is cancelled, so the chats
+ * under test use undici (a dependency of the AI SDK) for their real loopback requests.
+ */
+export const nodeFetch = undiciFetch as unknown as typeof fetch;
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  body: string | undefined;
+}
+
+/** `nodeFetch` with every request noted (the network stays real). */
+export function recordingFetch(): { fetch: typeof fetch; requests: RecordedRequest[] } {
+  const requests: RecordedRequest[] = [];
+  const wrapped: typeof fetch = (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    requests.push({
+      method: init?.method ?? 'GET',
+      path: url.pathname,
+      body: typeof init?.body === 'string' ? init.body : undefined,
+    });
+    return nodeFetch(input, init);
+  };
+  return { fetch: wrapped, requests };
+}
+
+/** Options for a chat against `server`: fast retries, page-memory persistence in `records`, tabs off. */
+export function chatOptions(
+  server: DevServer,
+  chatId: string,
+  records: Map<string, PersistedChatRecord> = new Map(),
+  overrides: Partial<UseSessionChatOptions> = {},
+): UseSessionChatOptions {
+  return {
+    chatId,
+    baseURL: server.url,
+    taskIdentifier: 'echo',
+    startSession: startSessionVia(server),
+    persistence: memoryPersistence(records),
+    fetch: nodeFetch,
+    retry: { initialDelayMs: 20, maxDelayMs: 200, stallTimeoutMs: 3_000 },
+    environment: { warn: () => {} },
+    tabs: false,
+    ...overrides,
+  };
+}
+
+export interface MountedChat {
+  /** The hook's latest result. */
+  readonly current: UseSessionChatResult;
+  readonly renders: number;
+  /** `sessionStatus.type` of every render, consecutive repeats removed. */
+  readonly statuses: string[];
+  /** `statusLabel` of every render, consecutive repeats removed. */
+  readonly labels: string[];
+  transcript(): string[];
+  /** Re-renders with new options. */
+  update(options: UseSessionChatOptions): void;
+  unmount(): void;
+  /**
+   * Calls `action` with the latest result. Deliberately not inside act(): a send stays
+   * pending for a whole turn and overlapping act scopes stall React's queue; tests wait
+   * for the rendered outcome with waitFor instead.
+   */
+  run<T>(action: (chat: UseSessionChatResult) => Promise<T>): Promise<T>;
+}
+
+function Probe({
+  probeOptions,
+  onRender,
+}: {
+  probeOptions: UseSessionChatOptions;
+  onRender: (result: UseSessionChatResult) => void;
+}) {
+  const result = useSessionChat(probeOptions);
+  onRender(result);
+  return <output data-status={result.sessionStatus.type}>{result.statusLabel}</output>;
+}
+
+/** Mounts one component that calls `useSessionChat(options)`, in its own React root. */
+export function mountChat(options: UseSessionChatOptions, { strict = false } = {}): MountedChat {
+  const seen: { result: UseSessionChatResult | undefined; renders: number } = {
+    result: undefined,
+    renders: 0,
+  };
+  const statuses: string[] = [];
+  const labels: string[] = [];
+  const note = (list: string[], value: string) => {
+    if (list.at(-1) !== value) list.push(value);
+  };
+  const onRender = (result: UseSessionChatResult) => {
+    seen.result = result;
+    seen.renders += 1;
+    note(statuses, result.sessionStatus.type);
+    note(labels, result.statusLabel);
+  };
+  const tree = (next: UseSessionChatOptions) =>
+    strict ? (
+      <StrictMode>
+        <Probe probeOptions={next} onRender={onRender} />
+      </StrictMode>
+    ) : (
+      <Probe probeOptions={next} onRender={onRender} />
+    );
+  const view = render(tree(options));
+  const current = () => {
+    if (seen.result === undefined) throw new Error('the chat has not rendered');
+    return seen.result;
+  };
+  return {
+    get current() {
+      return current();
+    },
+    get renders() {
+      return seen.renders;
+    },
+    statuses,
+    labels,
+    transcript: () => transcript(current().messages as UIMessage[]),
+    update: (next) => view.rerender(tree(next)),
+    unmount: () => view.unmount(),
+    run: (action) => action(current()),
+  };
+}

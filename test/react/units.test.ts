@@ -1,0 +1,153 @@
+// @vitest-environment happy-dom
+import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { resolveEnvironment } from '../../src/client/environment.js';
+import { initialSessionState } from '../../src/client/session-store.js';
+import { ConnectionError } from '../../src/errors/connection-error.js';
+import {
+  deriveSessionChatStatus,
+  describeSessionChatStatus,
+  type StatusInputs,
+} from '../../src/react/session-chat-status.js';
+import { shallowEqual } from '../../src/react/shallow-equal.js';
+import { type BroadcastChannelLike, parseTabMessage } from '../../src/react/tab-channel.js';
+import { TabCoordinator } from '../../src/react/tab-coordinator.js';
+import { MemoryLocks } from './support/memory-locks.js';
+
+const base: StatusInputs = {
+  chatStatus: 'ready',
+  chatError: undefined,
+  session: initialSessionState('c'),
+  phase: 'none',
+  following: false,
+  now: 1_000,
+};
+
+describe('deriveSessionChatStatus', () => {
+  it('maps every combination to one status', () => {
+    const reconnecting = {
+      ...initialSessionState('c'),
+      status: { type: 'reconnecting' as const, attempt: 2, nextRetryAt: 3_500 },
+    };
+    const closed = { ...initialSessionState('c'), closed: true, closedReason: 'bye' };
+    const error = new ConnectionError({ code: 'NETWORK_ERROR', message: 'down' });
+    expect(deriveSessionChatStatus(base)).toEqual({ type: 'ready' });
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'submitted' })).toEqual({ type: 'sending' });
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'submitted', phase: 'appended' })).toEqual({
+      type: 'waking',
+    });
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'submitted', phase: 'resuming' })).toEqual({
+      type: 'resuming',
+    });
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'submitted', phase: 'receiving' })).toEqual({
+      type: 'streaming',
+      following: false,
+    });
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'streaming', following: true })).toEqual({
+      type: 'streaming',
+      following: true,
+    });
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'streaming', session: reconnecting })).toEqual({
+      type: 'reconnecting',
+      attempt: 2,
+      nextRetryAt: 3_500,
+      retryInMs: 2_500,
+    });
+    // Reconnecting only matters while a reply is expected.
+    expect(deriveSessionChatStatus({ ...base, session: reconnecting })).toEqual({ type: 'ready' });
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'streaming', session: closed })).toEqual({
+      type: 'closed',
+      reason: 'bye',
+    });
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'error', chatError: error })).toEqual({
+      type: 'error',
+      error,
+    });
+  });
+
+  it('labels statuses for people', () => {
+    expect(
+      describeSessionChatStatus({ type: 'reconnecting', attempt: 1, nextRetryAt: 0, retryInMs: 2_100 }),
+    ).toBe('Reconnecting in 3 s');
+    expect(describeSessionChatStatus({ type: 'waking' })).toBe('Agent waking up…');
+    expect(describeSessionChatStatus({ type: 'closed', reason: null })).toBe('Closed');
+    expect(describeSessionChatStatus({ type: 'streaming', following: true })).toBe(
+      'Streaming (from another tab)',
+    );
+  });
+});
+
+describe('shallowEqual', () => {
+  it('compares one level deep', () => {
+    const shared = { a: 1 };
+    expect(shallowEqual({ x: 1, y: shared }, { x: 1, y: shared })).toBe(true);
+    expect(shallowEqual({ x: 1, y: { a: 1 } }, { x: 1, y: { a: 1 } })).toBe(false);
+    expect(shallowEqual([1, 2], [1, 2])).toBe(true);
+    expect(shallowEqual([1, 2], { 0: 1, 1: 2 })).toBe(false);
+    expect(shallowEqual({ a: 1 }, { a: 1, b: undefined })).toBe(false);
+    expect(shallowEqual(Number.NaN, Number.NaN)).toBe(true);
+    expect(shallowEqual(null, {})).toBe(false);
+  });
+});
+
+describe('TabCoordinator', () => {
+  const env = resolveEnvironment({ warn: () => {} });
+  const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
+  let chat = 0;
+  const chatId = () => `unit-${++chat}-${Math.random().toString(36).slice(2)}`;
+
+  it('Web Locks: one owner; the other waits and gets ownership on release; an aborted wait gives up', async () => {
+    const locks = new MemoryLocks();
+    const id = chatId();
+    const a = new TabCoordinator(id, { locks, broadcastChannel: null }, env);
+    const b = new TabCoordinator(id, { locks, broadcastChannel: null }, env);
+    expect(a.mode).toBe('locks');
+    expect(await a.acquire()).toBe(true);
+    expect(await b.acquire()).toBe(false);
+    const gaveUp = new AbortController();
+    const abandoned = b.waitForOwnership(gaveUp.signal);
+    gaveUp.abort();
+    expect(await abandoned).toBe(false);
+    const waiting = b.waitForOwnership(new AbortController().signal);
+    a.release();
+    expect(await waiting).toBe(true);
+    expect([a.isOwner, b.isOwner]).toEqual([false, true]);
+    a.dispose();
+    b.dispose();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(locks.isHeld(`durable-chat:${id}`)).toBe(false);
+  });
+
+  it('BroadcastChannel lease: of two simultaneous claims exactly one wins; a live owner blocks; release hands over', async () => {
+    const id = chatId();
+    const options = { locks: null, broadcastChannel: channel, heartbeatMs: 40 };
+    const a = new TabCoordinator(id, options, env);
+    const b = new TabCoordinator(id, options, env);
+    expect(a.mode).toBe('broadcast');
+    const results = await Promise.all([a.acquire(), b.acquire()]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const [owner, other] = results[0] === true ? [a, b] : [b, a];
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(await other.acquire()).toBe(false);
+    const waiting = other.waitForOwnership(new AbortController().signal);
+    owner.release();
+    expect(await waiting).toBe(true);
+    expect(other.isOwner).toBe(true);
+    a.dispose();
+    b.dispose();
+  });
+
+  it('with neither, every tab acts alone', async () => {
+    const solo = new TabCoordinator(chatId(), { locks: null, broadcastChannel: null }, env);
+    expect(solo.mode).toBe('none');
+    expect(await solo.acquire()).toBe(true);
+    solo.dispose();
+  });
+
+  it('ignores malformed channel messages', () => {
+    expect(parseTabMessage(null)).toBeUndefined();
+    expect(parseTabMessage({ type: 'claim', tabId: 'x' })).toBeUndefined();
+    expect(parseTabMessage({ type: 'other', tabId: 'x' })).toBeUndefined();
+    expect(parseTabMessage({ type: 'heartbeat', tabId: 'x' })).toEqual({ type: 'heartbeat', tabId: 'x' });
+  });
+});

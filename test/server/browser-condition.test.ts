@@ -1,0 +1,92 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+// These tests resolve the package by its own name, so they read the built dist/ through the
+// `exports` map exactly as an app's bundler or runtime would. CI builds before testing.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+const THROWN = /durable-chat\/server was imported in a browser bundle/;
+
+async function nodeImport(conditions: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const script = [
+    "const m = await import('durable-chat/server');",
+    "console.log(import.meta.resolve('durable-chat/server'));",
+    'console.log(typeof m.createSessionsApi, typeof m.createChatRouteHandler);',
+  ].join('\n');
+  const args = [
+    ...conditions.map((condition) => `--conditions=${condition}`),
+    '--input-type=module',
+    '-e',
+    script,
+  ];
+  try {
+    const { stdout, stderr } = await run(process.execPath, args, { cwd: root });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+// What client code would write: a used, named import of a server helper.
+const CLIENT_CODE =
+  "import { createSessionsApi } from 'durable-chat/server';\nglobalThis.api = createSessionsApi;";
+
+async function bundle(platform: 'browser' | 'node') {
+  return build({
+    stdin: { contents: CLIENT_CODE, resolveDir: root },
+    bundle: true,
+    write: false,
+    platform,
+    format: 'esm',
+    metafile: true,
+    logLevel: 'silent',
+    // Resolve through the package's `exports` like an app's bundler, not through this
+    // repository's tsconfig `paths` (which map the entries to src/ for typechecking).
+    tsconfigRaw: '{}',
+  });
+}
+
+describe('durable-chat/server under the browser condition', () => {
+  beforeAll(() => {
+    if (!existsSync(`${root}dist/server-browser.js`))
+      throw new Error('run `npm run build` before these tests');
+  });
+
+  it('throws when node resolves it with --conditions=browser', async () => {
+    const result = await nodeImport(['browser']);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(THROWN);
+    expect(result.stdout).toBe('');
+  });
+
+  it('loads the real helpers without the browser condition', async () => {
+    const result = await nodeImport([]);
+    expect(result.stderr).not.toMatch(THROWN);
+    expect(result.code).toBe(0);
+    const [resolved, types] = result.stdout.trim().split('\n');
+    expect(resolved).toMatch(/\/dist\/server\.js$/);
+    expect(types).toBe('function function');
+  });
+
+  it('makes a browser bundle from esbuild fail loudly when it runs', async () => {
+    const result = await bundle('browser');
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs).toContain('dist/server-browser.js');
+    expect(inputs).not.toContain('dist/server.js');
+    expect(result.warnings).toEqual([]);
+    const code = result.outputFiles[0]?.text ?? '';
+    await expect(import(`data:text/javascript,${encodeURIComponent(code)}`)).rejects.toThrow(THROWN);
+  });
+
+  it('bundles the real module for a server platform', async () => {
+    const result = await bundle('node');
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs).toContain('dist/server.js');
+    expect(inputs).not.toContain('dist/server-browser.js');
+  });
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { ConnectionError } from '../../src/errors/connection-error.js';
+import { AuthError, RateLimitedError, ServerError } from '../../src/errors/http-error.js';
+import { DEFAULT_RETRY_OPTIONS, retryDelay } from '../../src/server/retry-delay.js';
+
+const options = { retries: 3, minDelayMs: 100, maxDelayMs: 1_000 };
+const serverError = new ServerError({ status: 503, operation: 'create session' });
+const networkError = new ConnectionError({ code: 'NETWORK_ERROR', message: 'down' });
+const base = { idempotent: true, options, now: 10_000 };
+
+describe('retryDelay', () => {
+  it('doubles the backoff per attempt, half of it jittered, capped at maxDelayMs', () => {
+    const low = [1, 2, 3].map((attempt) =>
+      retryDelay({ ...base, error: serverError, attempt, random: () => 0 }),
+    );
+    const high = [1, 2, 3].map((attempt) =>
+      retryDelay({ ...base, error: serverError, attempt, random: () => 1 }),
+    );
+    expect(low).toEqual([50, 100, 200]);
+    expect(high).toEqual([100, 200, 400]);
+    const capped = retryDelay({
+      ...base,
+      options: { ...options, retries: 10 },
+      error: networkError,
+      attempt: 8,
+      random: () => 1,
+    });
+    expect(capped).toBe(1_000);
+  });
+
+  it('gives up after the configured number of retries', () => {
+    expect(retryDelay({ ...base, error: serverError, attempt: 4, random: () => 0 })).toBeUndefined();
+    const off = {
+      ...base,
+      options: { ...options, retries: 0 },
+      error: serverError,
+      attempt: 1,
+      random: () => 0,
+    };
+    expect(retryDelay(off)).toBeUndefined();
+  });
+
+  it('retries 5xx and network failures only when the request is idempotent', () => {
+    for (const error of [serverError, networkError]) {
+      expect(retryDelay({ ...base, idempotent: false, error, attempt: 1, random: () => 0 })).toBeUndefined();
+      expect(retryDelay({ ...base, idempotent: true, error, attempt: 1, random: () => 0 })).toBe(50);
+    }
+  });
+
+  it('waits for a 429 until the reset time, even when not idempotent', () => {
+    const error = new RateLimitedError({ status: 429, operation: 'create session', resetAt: 10_400 });
+    expect(retryDelay({ ...base, idempotent: false, error, attempt: 1, random: () => 0 })).toBe(400);
+    const past = new RateLimitedError({ status: 429, operation: 'create session', resetAt: 9_000 });
+    expect(retryDelay({ ...base, error: past, attempt: 1, random: () => 0 })).toBe(0);
+  });
+
+  it('does not wait for a 429 whose reset is beyond maxDelayMs', () => {
+    const error = new RateLimitedError({ status: 429, operation: 'create session', resetAt: 10_000 + 1_001 });
+    expect(retryDelay({ ...base, error, attempt: 1, random: () => 0 })).toBeUndefined();
+  });
+
+  it('uses backoff for a 429 without a reset header', () => {
+    const error = new RateLimitedError({ status: 429, operation: 'create session' });
+    expect(retryDelay({ ...base, idempotent: false, error, attempt: 2, random: () => 0 })).toBe(100);
+  });
+
+  it('never retries auth failures, closed sessions or aborts', () => {
+    const errors = [
+      new AuthError({ status: 401, operation: 'create session' }),
+      new ConnectionError({ code: 'ABORTED', message: 'stop' }),
+    ];
+    for (const error of errors) {
+      expect(retryDelay({ ...base, error, attempt: 1, random: () => 0 })).toBeUndefined();
+    }
+  });
+
+  it('has documented defaults', () => {
+    expect(DEFAULT_RETRY_OPTIONS).toEqual({ retries: 3, minDelayMs: 250, maxDelayMs: 5_000 });
+  });
+});

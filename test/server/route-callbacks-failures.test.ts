@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DurableChatError } from '../../src/errors/durable-chat-error.js';
+import { createRouteSessionCallbacks } from '../../src/route-client/create-route-session-callbacks.js';
+import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
+import {
+  createdSession,
+  hostFetchHandler,
+  type Listening,
+  type RecordedRequest,
+  type Reply,
+  replyJson,
+  startScriptedUpstream,
+} from './support/listen.js';
+
+const secretKey = 'sk_test_callbacks_0c4f';
+const open: Listening[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((server) => server.close()));
+});
+
+async function routeFor(replies: Reply[], overrides: Partial<ChatRouteHandlerOptions> = {}) {
+  const upstream = await startScriptedUpstream(replies);
+  open.push(upstream);
+  const app = await hostFetchHandler(
+    createChatRouteHandler({
+      baseURL: upstream.url,
+      secretKey,
+      taskIdentifier: 'echo',
+      authorize: (request) => request.headers.get('x-user') === 'alice',
+      retry: { retries: 0 },
+      onError: () => {},
+      ...overrides,
+    }),
+  );
+  open.push(app);
+  return { endpoint: `${app.url}/api/chat-session`, requests: upstream.requests as RecordedRequest[] };
+}
+
+async function failure(promise: Promise<unknown>): Promise<DurableChatError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (error === undefined) throw new Error('expected the call to fail');
+  return error as DurableChatError;
+}
+
+describe('createRouteSessionCallbacks over a real route', () => {
+  it('sends its headers (a function is called per request) and re-sends clientData on token', async () => {
+    const { endpoint, requests } = await routeFor([
+      replyJson(201, createdSession('c1')),
+      replyJson(200, createdSession('c1', true)),
+    ]);
+    let calls = 0;
+    const callbacks = createRouteSessionCallbacks({
+      endpoint,
+      headers: async () => {
+        calls++;
+        return { 'x-user': 'alice' };
+      },
+    });
+    const started = await callbacks.startSession({
+      chatId: 'c1',
+      taskIdentifier: 'ignored',
+      clientData: { a: 1 },
+    });
+    expect(started).toEqual({ publicAccessToken: 'token-for-c1', sessionId: 'session_c1' });
+    expect(await callbacks.getAccessToken({ chatId: 'c1' })).toBe('token-for-c1');
+    expect(calls).toBe(2);
+    const payloads = requests.map(
+      (request) => (request.body as { triggerConfig: { basePayload: unknown } }).triggerConfig.basePayload,
+    );
+    expect(payloads).toEqual([
+      { chatId: 'c1', trigger: 'preload', metadata: { a: 1 } },
+      { chatId: 'c1', trigger: 'preload', metadata: { a: 1 } },
+    ]);
+    expect(requests.map((request) => (request.body as { taskIdentifier: string }).taskIdentifier)).toEqual([
+      'echo',
+      'echo',
+    ]);
+  });
+
+  it('maps a refusal to AuthError FORBIDDEN', async () => {
+    const { endpoint, requests } = await routeFor([replyJson(201, createdSession('c'))]);
+    const callbacks = createRouteSessionCallbacks({ endpoint, headers: { 'x-user': 'mallory' } });
+    const error = await failure(callbacks.startSession({ chatId: 'c' }));
+    expect(error).toMatchObject({ name: 'AuthError', code: 'FORBIDDEN', status: 403 });
+    expect(requests).toHaveLength(0);
+  });
+
+  it('maps a closed session to SessionClosedError and upstream trouble to ServerError', async () => {
+    const closed = await routeFor([replyJson(409, { error: 'closed', code: 'session_closed' })]);
+    const first = createRouteSessionCallbacks({ endpoint: closed.endpoint, headers: { 'x-user': 'alice' } });
+    expect(await failure(first.getAccessToken({ chatId: 'c' }))).toMatchObject({
+      name: 'SessionClosedError',
+      code: 'SESSION_CLOSED',
+      retryable: false,
+    });
+    const broken = await routeFor([replyJson(500, { error: `key ${secretKey}` })]);
+    const second = createRouteSessionCallbacks({ endpoint: broken.endpoint, headers: { 'x-user': 'alice' } });
+    const error = await failure(second.closeSession({ chatId: 'c', reason: 'bye' }));
+    expect(error).toMatchObject({ name: 'ServerError', code: 'SERVER_ERROR', status: 502, retryable: true });
+    expect(error.message).not.toContain(secretKey);
+  });
+
+  it('rejects bad input locally, before any request', async () => {
+    let fetched = 0;
+    const callbacks = createRouteSessionCallbacks({
+      endpoint: 'http://127.0.0.1:1/never',
+      fetch: async (...args) => {
+        fetched++;
+        return fetch(...args);
+      },
+    });
+    expect(await failure(callbacks.startSession({ chatId: 'session_x' }))).toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+    expect(await failure(callbacks.getAccessToken({ chatId: '' }))).toMatchObject({ code: 'INVALID_INPUT' });
+    const longReason = 'r'.repeat(300);
+    expect(await failure(callbacks.closeSession({ chatId: 'c', reason: longReason }))).toMatchObject({
+      code: 'INVALID_INPUT',
+      field: 'reason',
+    });
+    expect(fetched).toBe(0);
+  });
+
+  it('maps an unreachable route to ConnectionError NETWORK_ERROR', async () => {
+    const { endpoint } = await routeFor([replyJson(201, createdSession('c'))]);
+    await Promise.all(open.splice(0).map((server) => server.close()));
+    const callbacks = createRouteSessionCallbacks({ endpoint });
+    expect(await failure(callbacks.startSession({ chatId: 'c' }))).toMatchObject({
+      name: 'ConnectionError',
+      code: 'NETWORK_ERROR',
+    });
+  });
+
+  it('maps a 2xx without the expected fields to ProtocolError', async () => {
+    const app = await hostFetchHandler(async () => new Response('{"ok":true}', { status: 200 }));
+    open.push(app);
+    const callbacks = createRouteSessionCallbacks({ endpoint: app.url });
+    for (const call of [
+      callbacks.startSession({ chatId: 'c' }),
+      callbacks.getAccessToken({ chatId: 'c' }),
+      callbacks.closeSession({ chatId: 'c' }),
+    ]) {
+      expect(await failure(call)).toMatchObject({ name: 'ProtocolError', code: 'UNEXPECTED_RESPONSE' });
+    }
+    const html = await hostFetchHandler(async () => new Response('<html>', { status: 200 }));
+    open.push(html);
+    const second = createRouteSessionCallbacks({ endpoint: html.url });
+    expect(await failure(second.getAccessToken({ chatId: 'c' }))).toMatchObject({
+      code: 'UNEXPECTED_RESPONSE',
+    });
+  });
+});

@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevServer } from '../../src/dev-server/index.js';
+import { type ConversationResult, runConversation } from './support/conversation.js';
+import { startEchoServer } from './support/dev-server-fixture.js';
+import { armFault, describeFault, type Fault, prng, randomFaults } from './support/fault-catalog.js';
+
+/**
+ * The same two-turn conversation, fault-free and under faults: the final messages and the
+ * exact chunk sequence per turn must match (nothing lost, nothing repeated), with no error
+ * surfacing to the chat and no hang.
+ */
+const LANES = 4;
+const RANDOM_SCHEDULES = 240;
+const BATCH = 24;
+const baseSeed = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
+
+const servers: DevServer[] = [];
+let baseline: ConversationResult;
+let chatCounter = 0;
+
+beforeAll(async () => {
+  for (let lane = 0; lane < LANES; lane++) servers.push(await startEchoServer());
+  baseline = await runConversation(servers[0] as DevServer, 'baseline');
+  expect(baseline.errors).toEqual([]);
+  expect(baseline.transcript).toEqual([
+    'user: first message to echo back',
+    'assistant: Echo: first message to echo back first message to echo back',
+    'user: second, shorter one',
+    'assistant: Echo: second, shorter one',
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+});
+
+/** Records in the first turn's `.out` reading (chunks + turn-complete). */
+const TURN_RECORDS = 16;
+
+async function runUnder(server: DevServer, faultsPerTurn: Fault[][], label: string): Promise<void> {
+  const chatId = `matrix-${++chatCounter}`;
+  const result = await runConversation(server, chatId, {
+    label,
+    beforeTurn: (turn, transport) => {
+      server.faults.reset();
+      for (const fault of faultsPerTurn[turn] ?? []) armFault(server, transport, chatId, fault);
+    },
+  });
+  server.faults.reset();
+  const context = `${label}\nfaults: ${faultsPerTurn.map((turn) => turn.map(describeFault).join(' + ') || 'none').join(' | ')}`;
+  expect(result.errors, context).toEqual([]);
+  expect(result.status, context).toBe('ready');
+  expect(result.transcript, context).toEqual(baseline.transcript);
+  expect(result.chunks, context).toEqual(baseline.chunks);
+}
+
+/** Runs `cases` on every lane at once (each lane owns a server, so faults never cross). */
+async function inLanes(cases: { faults: Fault[][]; label: string }[]): Promise<void> {
+  const queues = servers.map(() => [] as typeof cases);
+  cases.forEach((entry, index) => {
+    queues[index % LANES]?.push(entry);
+  });
+  await Promise.all(
+    queues.map(async (queue, lane) => {
+      for (const entry of queue) await runUnder(servers[lane] as DevServer, entry.faults, entry.label);
+    }),
+  );
+}
+
+const boundaries = Array.from({ length: TURN_RECORDS + 2 }, (_, index) => index);
+
+describe('fault matrix', () => {
+  it('drops at every record boundary of a turn, and mid-frame', async () => {
+    await inLanes(
+      boundaries.flatMap((afterRecords) =>
+        [false, true].map((midFrame) => ({
+          label: `drop after ${afterRecords}${midFrame ? ' mid-frame' : ''}`,
+          faults: [
+            [{ kind: 'drop', afterRecords, midFrame } as Fault],
+            [{ kind: 'drop', afterRecords, midFrame } as Fault],
+          ],
+        })),
+      ),
+    );
+  });
+
+  it('`error` events at every record boundary', async () => {
+    await inLanes(
+      boundaries.map((afterRecords) => ({
+        label: `error event after ${afterRecords}`,
+        faults: [[{ kind: 'error-event', afterRecords }], [{ kind: 'error-event', afterRecords }]],
+      })),
+    );
+  });
+
+  it('duplicated records on replay, repeated drops, tiny writes', async () => {
+    await inLanes([
+      ...[1, 3, 10].map((records) => ({
+        label: `duplicates ${records}`,
+        faults: [[{ kind: 'duplicates', records, dropAfter: 5 } as Fault], []],
+      })),
+      {
+        label: 'three drops in a row',
+        faults: [
+          [
+            { kind: 'drop', afterRecords: 2, midFrame: false },
+            { kind: 'drop', afterRecords: 1, midFrame: true },
+            { kind: 'drop', afterRecords: 0, midFrame: false },
+          ] as Fault[],
+          [],
+        ],
+      },
+      ...[1, 7, 33].map((bytes) => ({
+        label: `tiny writes of ${bytes} bytes`,
+        faults: [[{ kind: 'tiny-writes', bytes } as Fault], [{ kind: 'tiny-writes', bytes } as Fault]],
+      })),
+    ]);
+  });
+
+  it('500 and 429 bursts on append, and a lost append response', async () => {
+    await inLanes([
+      { label: 'one 500', faults: [[{ kind: 'append-500', count: 1 }], []] },
+      { label: 'three 500s', faults: [[], [{ kind: 'append-500', count: 3 }]] },
+      { label: 'two 429s', faults: [[{ kind: 'append-429', count: 2, resetInMs: 30 }], []] },
+      {
+        label: 'lost append response',
+        faults: [[{ kind: 'lost-append-response' }], [{ kind: 'lost-append-response' }]],
+      },
+      {
+        label: 'lost response then 500',
+        faults: [[{ kind: 'lost-append-response' }, { kind: 'append-500', count: 1 }], []],
+      },
+    ]);
+  });
+
+  it('token expiry and revocation mid-stream', async () => {
+    await inLanes([
+      {
+        label: 'tokens expire',
+        faults: [[{ kind: 'expire-tokens', dropAfter: 4 }], [{ kind: 'expire-tokens', dropAfter: 0 }]],
+      },
+      { label: 'token revoked', faults: [[], [{ kind: 'revoke-token', dropAfter: 3 }]] },
+    ]);
+  });
+
+  it('upgrade-required mid-turn: the swapped-in run re-streams, nothing is repeated', async () => {
+    await inLanes(
+      [1, 3, 6, 9].map((afterChunks) => ({
+        label: `upgrade after ${afterChunks} chunks`,
+        faults: [[{ kind: 'upgrade', afterChunks } as Fault], []],
+      })),
+    );
+  });
+
+  for (let start = 0; start < RANDOM_SCHEDULES; start += BATCH) {
+    it(`random fault schedules ${start}-${start + BATCH - 1} (base seed ${baseSeed})`, async () => {
+      const cases = Array.from({ length: BATCH }, (_, offset) => {
+        const seed = baseSeed + start + offset;
+        const random = prng(seed);
+        return {
+          label: `seed ${seed} (rerun with FAULT_SEED=${seed - start - offset})`,
+          faults: [randomFaults(random, TURN_RECORDS), randomFaults(random, 10)],
+        };
+      });
+      await inLanes(cases);
+    });
+  }
+});
