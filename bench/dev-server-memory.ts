@@ -18,6 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { classifyRecord, createOutStreamDecoder, type OutRecord } from 'durable-chat';
 import { echoAgent, startDevServer } from 'durable-chat/dev-server';
+import { appendUserText, createSession } from './session-setup.js';
 
 const { values } = parseArgs({
   options: {
@@ -83,33 +84,14 @@ async function readTurn(chatId: string, token: string, lastEventId: number | und
 
 async function runChat(index: number): Promise<void> {
   const chatId = `memory-${index}`;
-  const created = await fetch(`${server.url}/api/v1/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.secretKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      type: 'chat.agent',
-      taskIdentifier: 'echo',
-      externalId: chatId,
-      triggerConfig: { basePayload: { chatId, trigger: 'preload' } },
-    }),
+  const { publicAccessToken } = await createSession(server.url, chatId, {
+    secretKey: server.secretKey,
+    taskIdentifier: 'echo',
   });
-  const { publicAccessToken } = (await created.json()) as { publicAccessToken: string };
   let cursor: number | undefined;
   for (let turn = 0; turn < TURNS; turn++) {
     const text = `message ${turn} of chat ${index}: the quick brown fox jumps over the lazy dog`;
-    const appended = await fetch(`${server.url}/realtime/v1/sessions/${chatId}/in/append`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${publicAccessToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        kind: 'message',
-        payload: {
-          chatId,
-          trigger: 'submit-message',
-          message: { id: `u${turn}`, role: 'user', parts: [{ type: 'text', text }] },
-        },
-      }),
-    });
-    if (!appended.ok) throw new Error(`append answered ${appended.status}`);
+    await appendUserText(server.url, chatId, publicAccessToken, { id: `u${turn}`, text });
     cursor = await readTurn(chatId, publicAccessToken, cursor);
   }
 }

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import type { UIMessageChunk } from 'ai';
 import { classifyRecord, createOutStreamDecoder } from 'durable-chat';
 import { defineAgent, startDevServer } from 'durable-chat/dev-server';
+import { appendUserText, createSession } from './session-setup.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,17 +43,10 @@ async function run(
   index: number,
 ): Promise<{ seconds: number; records: number; bytes: number; batches: number }> {
   const chatId = `throughput-${index}`;
-  const created = await fetch(`${server.url}/api/v1/sessions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.secretKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      type: 'chat.agent',
-      taskIdentifier: 'firehose',
-      externalId: chatId,
-      triggerConfig: { basePayload: { chatId, trigger: 'preload' } },
-    }),
+  const { publicAccessToken } = await createSession(server.url, chatId, {
+    secretKey: server.secretKey,
+    taskIdentifier: 'firehose',
   });
-  const { publicAccessToken } = (await created.json()) as { publicAccessToken: string };
   const response = await fetch(`${server.url}/realtime/v1/sessions/${chatId}/out`, {
     headers: {
       authorization: `Bearer ${publicAccessToken}`,
@@ -79,19 +73,7 @@ async function run(
     }
   });
   const started = performance.now();
-  const appended = await fetch(`${server.url}/realtime/v1/sessions/${chatId}/in/append`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${publicAccessToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      kind: 'message',
-      payload: {
-        chatId,
-        trigger: 'submit-message',
-        message: { id: 'u', role: 'user', parts: [{ type: 'text', text: 'go' }] },
-      },
-    }),
-  });
-  if (!appended.ok) throw new Error(`append answered ${appended.status}`);
+  await appendUserText(server.url, chatId, publicAccessToken, { id: 'u', text: 'go' });
   while (!complete) {
     const { done, value } = await reader.read();
     if (done) throw new Error('.out ended early');

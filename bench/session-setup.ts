@@ -1,4 +1,10 @@
-import { type CreateSessionRequest, type CreateSessionResponse, httpErrorFromResponse } from 'durable-chat';
+import {
+  type CreateSessionRequest,
+  type CreateSessionResponse,
+  httpErrorFromResponse,
+  serializeAppend,
+  userMessageChunk,
+} from 'durable-chat';
 
 /**
  * Creates a session the way an app's server would, before any timing starts, and returns
@@ -29,4 +35,24 @@ export async function createSession(
     throw httpErrorFromResponse({ status: response.status, operation: 'create session', body: parsed });
   }
   return parsed as CreateSessionResponse;
+}
+
+/** Appends one user text message to the session's `.in` with its token; throws unless accepted. */
+export async function appendUserText(
+  baseUrl: string,
+  chatId: string,
+  token: string,
+  message: { id: string; text: string },
+): Promise<void> {
+  const response = await fetch(`${baseUrl}/realtime/v1/sessions/${chatId}/in/append`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: serializeAppend(
+      userMessageChunk({
+        chatId,
+        message: { id: message.id, role: 'user', parts: [{ type: 'text', text: message.text }] },
+      }),
+    ),
+  });
+  if (!response.ok) throw new Error(`append answered ${response.status}`);
 }

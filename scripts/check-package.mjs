@@ -39,7 +39,7 @@ try {
     "const entries = ['durable-chat', 'durable-chat/react', 'durable-chat/server', 'durable-chat/dev-server'];",
     'for (const entry of entries) {',
     '  const loaded = await import(entry);',
-    '  if (Object.keys(loaded).length === 0) throw new Error(`${entry} exports nothing`);',
+    "  if (Object.keys(loaded).length === 0) throw new Error(entry + ' exports nothing');",
     '}',
     "const { SessionChatTransport } = await import('durable-chat');",
     "if (typeof SessionChatTransport !== 'function') throw new Error('no SessionChatTransport');",

@@ -5,6 +5,8 @@ import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { StreamDisconnectedError } from '../errors/stream-disconnected-error.js';
 import { CONTROL } from '../protocol/headers.js';
 import type { ClassifiedRecord, ControlRecord } from '../protocol/records.js';
+import { ChunkOutbox } from './chunk-outbox.js';
+import { EmittedLog } from './emitted-log.js';
 
 /**
  * `send`: a turn this page just appended. Chunks are held until the reader reaches the live
@@ -45,6 +47,8 @@ export class TurnStream {
   /** Resolves with the peek verdict once the first `.out` connection answers. */
   readonly firstResponse: Promise<boolean>;
   private readonly controller: ReadableStreamDefaultController<UIMessageChunk>;
+  /** Chunks beyond the stream's high-water mark (a backlog released at once) wait here. */
+  private readonly outbox: ChunkOutbox<UIMessageChunk>;
   private readonly abort = new AbortController();
   private resolveFirstResponse: (settled: boolean) => void = () => {};
   private appendPending: boolean;
@@ -58,8 +62,8 @@ export class TurnStream {
   private held: UIMessageChunk[] = [];
   private completed: { chunks: UIMessageChunk[]; record: ControlRecord } | undefined;
   private content = false;
-  /** Chunks emitted so far: after `upgrade-required` the new run re-streams the turn from its start. */
-  private emitted: UIMessageChunk[] = [];
+  /** What was emitted so far: after `upgrade-required` the new run re-streams the turn from its start. */
+  private readonly emitted = new EmittedLog();
   private restartIndex: number | undefined;
   private firstChunkSeen = false;
   private ended = false;
@@ -79,8 +83,12 @@ export class TurnStream {
         start: (controller) => {
           captured = controller;
         },
-        pull: () => this.wakeProducer(),
+        pull: () => {
+          this.outbox.drain();
+          if (!this.outbox.pending) this.wakeProducer();
+        },
         cancel: () => {
+          this.outbox.clear();
           if (this.ended) return;
           this.ended = true;
           this.abort.abort();
@@ -93,6 +101,7 @@ export class TurnStream {
     );
     if (captured === undefined) throw new Error('ReadableStream did not call start synchronously');
     this.controller = captured;
+    this.outbox = new ChunkOutbox(captured);
     this.firstResponse = new Promise((resolve) => {
       this.resolveFirstResponse = resolve;
     });
@@ -173,6 +182,7 @@ export class TurnStream {
     if (this.live && !this.ended) {
       this.ended = true;
       this.wakeProducer();
+      this.outbox.clear();
       this.controller.error(
         new StreamDisconnectedError({ detail: 'this reader was released; resume to continue' }),
       );
@@ -184,12 +194,14 @@ export class TurnStream {
   /** The stream will not be read (a settled reconnect): keep reading to move the cursor, drop chunks. */
   detach(): void {
     this.detached = true;
+    this.outbox.discard();
     this.wakeProducer();
   }
 
   private waitForCapacity(): Promise<void> | undefined {
+    if (this.ended || this.detached) return undefined;
     const size = this.controller.desiredSize;
-    if (this.ended || this.detached || size === null || size > 0) return undefined;
+    if (size === null || (size > 0 && !this.outbox.pending)) return undefined;
     return new Promise<void>((resolve) => {
       this.resumeProducer = resolve;
     });
@@ -255,11 +267,7 @@ export class TurnStream {
    */
   private isRestreamed(chunk: UIMessageChunk): boolean {
     const index = this.restartIndex ?? 0;
-    const previous = this.emitted[index];
-    const same =
-      previous !== undefined &&
-      previous.type === chunk.type &&
-      (chunk.type === 'start' || JSON.stringify(previous) === JSON.stringify(chunk));
+    const same = this.emitted.matches(index, chunk);
     this.restartIndex = same ? index + 1 : undefined;
     return same;
   }
@@ -275,7 +283,7 @@ export class TurnStream {
     const completed = this.completed;
     if (completed === undefined) return;
     // Not settled at peek time, nothing after the last turn-complete now: that turn ended meanwhile.
-    for (const chunk of completed.chunks) this.emit(chunk);
+    this.emitAll(completed.chunks);
     this.finishTurn(completed.record);
     this.abort.abort();
   }
@@ -283,19 +291,31 @@ export class TurnStream {
   private flushHeld(): void {
     const held = this.held;
     this.held = [];
-    for (const chunk of held) this.emit(chunk);
+    this.emitAll(held);
+  }
+
+  /** A backlog: handed to the stream as it makes room, never all at once (see `ChunkOutbox`). */
+  private emitAll(chunks: UIMessageChunk[]): void {
+    if (this.ended || chunks.length === 0) return;
+    for (const chunk of chunks) this.note(chunk);
+    if (!this.detached) this.outbox.pushAll(chunks);
   }
 
   private emit(chunk: UIMessageChunk): void {
     if (this.ended) return;
+    this.note(chunk);
+    if (!this.detached) this.outbox.push(chunk);
+  }
+
+  /** Bookkeeping for a chunk about to be emitted: first-chunk event, content flag, dedupe log. */
+  private note(chunk: UIMessageChunk): void {
     if (!this.firstChunkSeen) {
       this.firstChunkSeen = true;
       const { client, startedAt } = this.options;
       client.emit({ type: 'first-chunk', chatId: client.chatId, ms: client.environment.now() - startedAt });
     }
     if (!this.content && !STRUCTURAL.has(chunk.type)) this.content = true;
-    this.emitted.push(chunk);
-    if (!this.detached) this.controller.enqueue(chunk);
+    this.emitted.record(chunk);
   }
 
   private finishTurn(record: ControlRecord): void {
@@ -311,7 +331,7 @@ export class TurnStream {
   private close(): void {
     if (this.ended) return;
     this.ended = true;
-    this.controller.close();
+    this.outbox.close();
     this.wakeProducer();
   }
 
@@ -319,6 +339,7 @@ export class TurnStream {
     if (this.ended) return;
     this.ended = true;
     this.wakeProducer();
+    this.outbox.clear();
     let reported = error;
     if (isDurableChatError(error) && error.code === 'STREAM_DISCONNECTED') {
       reported = new StreamDisconnectedError({ detail: error.message, cause: error });

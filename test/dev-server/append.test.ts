@@ -4,6 +4,7 @@ import { MIB } from '../../src/protocol/index.js';
 import {
   append,
   createSession,
+  openChat,
   readOut,
   replyText,
   sendText,
@@ -18,11 +19,6 @@ beforeAll(async () => {
 afterEach(() => server.faults.reset());
 afterAll(() => server.close());
 
-async function chat(externalId: string) {
-  const created = await createSession(server, { externalId });
-  return { id: created.body.id, token: created.body.publicAccessToken, chatId: externalId };
-}
-
 const message = (chatId: string, text: string) => ({
   kind: 'message' as const,
   payload: { chatId, trigger: 'submit-message' as const, message: userMessage(text) },
@@ -30,8 +26,8 @@ const message = (chatId: string, text: string) => ({
 
 describe('POST .in/append', () => {
   it('answers 401 without a valid token and 403 with another session’s token', async () => {
-    const a = await chat('append-auth-a');
-    const b = await chat('append-auth-b');
+    const a = await openChat(server, 'append-auth-a');
+    const b = await openChat(server, 'append-auth-b');
     const missing = await fetch(`${server.url}/realtime/v1/sessions/${a.chatId}/in/append`, {
       method: 'POST',
       body: '{}',
@@ -48,7 +44,7 @@ describe('POST .in/append', () => {
   });
 
   it('authorises one token on both the externalId and the friendly-id URL forms', async () => {
-    const c = await chat('append-forms');
+    const c = await openChat(server, 'append-forms');
     expect((await append(server, c.chatId, c.token, message(c.chatId, 'one'))).status).toBe(200);
     expect((await append(server, c.id, c.token, message(c.chatId, 'two'))).status).toBe(200);
     const read = await readOut(server, c.id, c.token, { until: untilTurnCompletes(2) });
@@ -56,7 +52,7 @@ describe('POST .in/append', () => {
   });
 
   it('answers 409 with code session_closed and the reason once closed', async () => {
-    const c = await chat('append-closed');
+    const c = await openChat(server, 'append-closed');
     await fetch(`${server.url}/api/v1/sessions/${c.id}/close`, {
       method: 'POST',
       headers: { authorization: `Bearer ${server.secretKey}` },
@@ -75,7 +71,7 @@ describe('POST .in/append', () => {
   });
 
   it('answers 413 for a body over 1 MiB and for a stored record over the ceiling', async () => {
-    const c = await chat('append-large');
+    const c = await openChat(server, 'append-large');
     const big = JSON.stringify(message(c.chatId, 'a'.repeat(MIB)));
     const tooBig = await append(server, c.chatId, c.token, big);
     expect(tooBig.status).toBe(413);
@@ -90,7 +86,7 @@ describe('POST .in/append', () => {
   });
 
   it('answers 400 for a chunk that is not a ChatInputChunk', async () => {
-    const c = await chat('append-bad');
+    const c = await openChat(server, 'append-bad');
     for (const body of [
       '{',
       '{"kind":"shout"}',
@@ -103,7 +99,7 @@ describe('POST .in/append', () => {
   });
 
   it('stores a repeated X-Part-Id once and answers with the original seq', async () => {
-    const c = await chat('append-idempotent');
+    const c = await openChat(server, 'append-idempotent');
     const first = await append(server, c.chatId, c.token, message(c.chatId, 'once'), 'part-1');
     const again = await append(server, c.chatId, c.token, message(c.chatId, 'once'), 'part-1');
     const other = await append(server, c.chatId, c.token, message(c.chatId, 'twice'), 'part-2');
@@ -115,7 +111,7 @@ describe('POST .in/append', () => {
   });
 
   it('fails the next appends with 500 or 429 (rate-limit headers, reset in epoch ms), storing nothing', async () => {
-    const c = await chat('append-faults');
+    const c = await openChat(server, 'append-faults');
     server.faults.failAppends(1, 500);
     server.faults.failAppends(1, 429, { resetInMs: 2000, limit: 30 });
     const failed = await append(server, c.chatId, c.token, message(c.chatId, 'a'), 'p');
@@ -134,7 +130,7 @@ describe('POST .in/append', () => {
   });
 
   it('can lose the response after storing: the retry with the same part id gets the original seq', async () => {
-    const c = await chat('append-lost');
+    const c = await openChat(server, 'append-lost');
     server.faults.loseAppendResponses(1);
     await expect(append(server, c.chatId, c.token, message(c.chatId, 'kept'), 'lost-1')).rejects.toThrow();
     const retry = await append(server, c.chatId, c.token, message(c.chatId, 'kept'), 'lost-1');
@@ -143,7 +139,7 @@ describe('POST .in/append', () => {
   });
 
   it('expires and revokes tokens on demand', async () => {
-    const c = await chat('append-tokens');
+    const c = await openChat(server, 'append-tokens');
     const fresh = await createSession(server, { externalId: 'append-tokens' });
     server.faults.revokeToken(fresh.body.publicAccessToken);
     expect((await sendText(server, c.chatId, fresh.body.publicAccessToken, c.chatId, 'x')).status).toBe(401);

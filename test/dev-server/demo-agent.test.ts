@@ -1,11 +1,13 @@
-import type { UIMessageChunk } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoAgent, type DevServer, startDevServer } from '../../src/dev-server/index.js';
 import {
+  answerTool,
   append,
   chunkTypes,
-  classify,
   createSession,
+  dataChunks,
+  openChat,
+  readNextTurn,
   readOut,
   replyText,
   sendText,
@@ -21,18 +23,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function chat(externalId: string) {
-  const created = await createSession(server, { externalId, taskIdentifier: 'demo' });
-  return { token: created.body.publicAccessToken, chatId: externalId };
-}
-
-function dataChunks(records: Parameters<typeof classify>[0]): UIMessageChunk[] {
-  return classify(records).flatMap((record) => (record.kind === 'data' ? [record.chunk] : []));
-}
-
 describe('demo agent', () => {
   it('answers in markdown with a data-status part', async () => {
-    const c = await chat('demo-hello');
+    const c = await openChat(server, 'demo-hello', 'demo');
     await sendText(server, c.chatId, c.token, c.chatId, 'hello demo');
     const read = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
     expect(replyText(read.records)).toContain('> hello demo');
@@ -44,7 +37,7 @@ describe('demo agent', () => {
   });
 
   it('asks approval for sendEmail, then sends it and confirms on the same message', async () => {
-    const c = await chat('demo-email');
+    const c = await openChat(server, 'demo-email', 'demo');
     await sendText(server, c.chatId, c.token, c.chatId, 'please send an email');
     const first = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
     const chunks = dataChunks(first.records);
@@ -59,30 +52,14 @@ describe('demo agent', () => {
       throw new Error(`unexpected chunks: ${chunkTypes(first.records).join(', ')}`);
     }
     expect(input.toolName).toBe('sendEmail');
-    await append(server, c.chatId, c.token, {
-      kind: 'message',
-      payload: {
-        chatId: c.chatId,
-        trigger: 'submit-message',
-        message: {
-          id: start.messageId ?? '',
-          role: 'assistant',
-          parts: [
-            {
-              type: 'tool-sendEmail',
-              toolCallId: request.toolCallId,
-              state: 'approval-responded',
-              input: input.input,
-              approval: { id: request.approvalId, approved: true },
-            },
-          ],
-        } as never,
-      },
+    await answerTool(server, c.chatId, c.token, start.messageId ?? '', {
+      type: 'tool-sendEmail',
+      toolCallId: request.toolCallId,
+      state: 'approval-responded',
+      input: input.input,
+      approval: { id: request.approvalId, approved: true },
     });
-    const second = await readOut(server, c.chatId, c.token, {
-      lastEventId: String(first.records.at(-1)?.seq_num),
-      until: untilTurnCompletes(1),
-    });
+    const second = await readNextTurn(server, c.chatId, c.token, first.records);
     const next = dataChunks(second.records);
     expect(next[0]).toEqual({ type: 'start', messageId: start.messageId });
     expect(next).toContainEqual(
@@ -92,7 +69,7 @@ describe('demo agent', () => {
   });
 
   it('waits for a user-supplied askUser output, then thanks the user', async () => {
-    const c = await chat('demo-ask');
+    const c = await openChat(server, 'demo-ask', 'demo');
     await sendText(server, c.chatId, c.token, c.chatId, 'ask me something');
     const first = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
     const chunks = dataChunks(first.records);
@@ -100,30 +77,14 @@ describe('demo agent', () => {
     const call = chunks.find((chunk) => chunk.type === 'tool-input-available');
     if (start?.type !== 'start' || call?.type !== 'tool-input-available') throw new Error('no askUser call');
     expect(call.toolName).toBe('askUser');
-    await append(server, c.chatId, c.token, {
-      kind: 'message',
-      payload: {
-        chatId: c.chatId,
-        trigger: 'submit-message',
-        message: {
-          id: start.messageId ?? '',
-          role: 'assistant',
-          parts: [
-            {
-              type: 'tool-askUser',
-              toolCallId: call.toolCallId,
-              state: 'output-available',
-              input: call.input,
-              output: 'pistachio',
-            },
-          ],
-        } as never,
-      },
+    await answerTool(server, c.chatId, c.token, start.messageId ?? '', {
+      type: 'tool-askUser',
+      toolCallId: call.toolCallId,
+      state: 'output-available',
+      input: call.input,
+      output: 'pistachio',
     });
-    const second = await readOut(server, c.chatId, c.token, {
-      lastEventId: String(first.records.at(-1)?.seq_num),
-      until: untilTurnCompletes(1),
-    });
+    const second = await readNextTurn(server, c.chatId, c.token, first.records);
     expect(replyText(second.records)).toBe('Thanks! You chose **pistachio**.');
   });
 

@@ -16,6 +16,8 @@ import {
   chunkTypes,
   createSession,
   eventually,
+  openChat,
+  readNextTurn,
   readOut,
   replyText,
   sendText,
@@ -79,11 +81,6 @@ function recordingAgent(events: Event[], options: { maxTurns?: number; idleTimeo
   });
 }
 
-async function openChat(target: DevServer, externalId: string, taskIdentifier = 'recorder') {
-  const created = await createSession(target, { externalId, taskIdentifier });
-  return { token: created.body.publicAccessToken, runId: created.body.runId, chatId: externalId };
-}
-
 describe('run lifecycle', () => {
   it('goes idle, suspends after the idle timeout, and resumes on the same run with memory intact', async () => {
     const events: Event[] = [];
@@ -92,7 +89,7 @@ describe('run lifecycle', () => {
       idleTimeoutSeconds: 0.05,
       logger: quiet,
     });
-    const c = await openChat(server, 'life-suspend');
+    const c = await openChat(server, 'life-suspend', 'recorder');
     await eventually(() => (server?.inspect(c.chatId)?.run?.state === 'suspended' ? true : undefined));
     await sendText(server, c.chatId, c.token, c.chatId, 'one');
     await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
@@ -119,15 +116,12 @@ describe('run lifecycle', () => {
   it('exits after maxTurns; the next append starts a continuation run that boots from the snapshot', async () => {
     const events: Event[] = [];
     server = await startDevServer({ agents: [recordingAgent(events, { maxTurns: 1 })], logger: quiet });
-    const c = await openChat(server, 'life-continue');
+    const c = await openChat(server, 'life-continue', 'recorder');
     await sendText(server, c.chatId, c.token, c.chatId, 'one');
     const first = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
     await eventually(() => (server?.inspect(c.chatId)?.row.currentRunId === null ? true : undefined));
     await sendText(server, c.chatId, c.token, c.chatId, 'two');
-    const second = await readOut(server, c.chatId, c.token, {
-      lastEventId: String(first.records.at(-1)?.seq_num),
-      until: untilTurnCompletes(1),
-    });
+    const second = await readNextTurn(server, c.chatId, c.token, first.records);
     // The new run's turn counter restarts at 0; its history holds the first exchange.
     expect(replyText(second.records)).toBe('Reply 0: two (3)');
     const boots = events.filter((event) => event.hook === 'boot');
@@ -189,10 +183,7 @@ describe('run lifecycle', () => {
     });
     expect(chunkTypes(partial.records)).toEqual(['start', 'start-step', 'text-start', 'text-delta']);
     await sendText(server, c.chatId, c.token, c.chatId, 'after');
-    await readOut(server, c.chatId, c.token, {
-      lastEventId: String(partial.records.at(-1)?.seq_num),
-      until: untilTurnCompletes(1),
-    });
+    await readNextTurn(server, c.chatId, c.token, partial.records);
     const info = server.inspect(c.chatId);
     expect(info?.runCount).toBe(2);
     const snapshot = await store.readSnapshot(info?.row.id ?? '');
@@ -300,10 +291,7 @@ describe('cancellation', () => {
     expect(server.inspect(c.chatId)?.row.currentRunId).toBeNull();
     expect(server.cancelRun(c.chatId)).toBe(false);
     await sendText(server, c.chatId, c.token, c.chatId, 'next');
-    const read = await readOut(server, c.chatId, c.token, {
-      lastEventId: String(partial.records.at(-1)?.seq_num),
-      until: untilTurnCompletes(1),
-    });
+    const read = await readNextTurn(server, c.chatId, c.token, partial.records);
     expect(turnCompletes(read.records)).toHaveLength(1);
     expect(replyText(read.records).endsWith('Echo: next')).toBe(true);
     expect(server.inspect(c.chatId)?.runCount).toBe(2);

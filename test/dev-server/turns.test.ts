@@ -2,10 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, echoAgent, startDevServer } from '../../src/dev-server/index.js';
 import { readTokenClaims } from '../../src/protocol/index.js';
 import {
+  answerTool,
   append,
   chunkTypes,
   classify,
   createSession,
+  dataChunks,
+  openChat,
+  readNextTurn,
   readOut,
   replyText,
   sendText,
@@ -21,19 +25,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function chat(externalId: string) {
-  const created = await createSession(server, { externalId });
-  return {
-    id: created.body.id,
-    token: created.body.publicAccessToken,
-    runId: created.body.runId,
-    chatId: externalId,
-  };
-}
-
 describe('echo turns', () => {
   it('streams the standard chunk sequence in 8-character deltas, then turn-complete', async () => {
-    const c = await chat('turn-basic');
+    const c = await openChat(server, 'turn-basic');
     const sent = await sendText(server, c.chatId, c.token, c.chatId, 'hello there world');
     expect(await sent.json()).toEqual({ ok: true, seq: 0 });
     const read = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
@@ -67,7 +61,7 @@ describe('echo turns', () => {
   });
 
   it('answers a submit-message basePayload as the first turn, and a preload writes nothing', async () => {
-    const preloaded = await chat('turn-preload');
+    const preloaded = await openChat(server, 'turn-preload');
     const created = await createSession(server, {
       externalId: 'turn-first',
       trigger: 'submit-message',
@@ -83,7 +77,7 @@ describe('echo turns', () => {
   });
 
   it('repeats and paces by metadata, and rejects bad metadata with an empty turn and no token', async () => {
-    const c = await chat('turn-meta');
+    const c = await openChat(server, 'turn-meta');
     await sendText(server, c.chatId, c.token, c.chatId, 'ab', { repeat: 3 });
     await sendText(server, c.chatId, c.token, c.chatId, 'bad', { userId: 42 });
     const read = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(2) });
@@ -98,7 +92,7 @@ describe('echo turns', () => {
   });
 
   it('stops a long turn: the stream is cut short and a turn-complete follows', async () => {
-    const c = await chat('turn-stop');
+    const c = await openChat(server, 'turn-stop');
     await sendText(server, c.chatId, c.token, c.chatId, 'long answer', { delayMs: 20, repeat: 50 });
     const partial = await readOut(server, c.chatId, c.token, {
       until: (records) => chunkTypes(records).filter((type) => type === 'text-delta').length >= 2,
@@ -115,7 +109,7 @@ describe('echo turns', () => {
   });
 
   it('answers the shout action, and rejects an unknown action with an empty turn', async () => {
-    const c = await chat('turn-action');
+    const c = await openChat(server, 'turn-action');
     await append(server, c.chatId, c.token, {
       kind: 'message',
       payload: { chatId: c.chatId, trigger: 'action', action: { type: 'shout' } },
@@ -134,10 +128,10 @@ describe('echo turns', () => {
   });
 
   it('runs the approval round trip on the same assistant message id', async () => {
-    const c = await chat('turn-approve');
+    const c = await openChat(server, 'turn-approve');
     await sendText(server, c.chatId, c.token, c.chatId, '/approve send the report');
     const first = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
-    const chunks = classify(first.records).flatMap((r) => (r.kind === 'data' ? [r.chunk] : []));
+    const chunks = dataChunks(first.records);
     const start = chunks.find((chunk) => chunk.type === 'start');
     const request = chunks.find((chunk) => chunk.type === 'tool-approval-request');
     const input = chunks.find((chunk) => chunk.type === 'tool-input-available');
@@ -149,32 +143,15 @@ describe('echo turns', () => {
     ) {
       throw new Error('expected a start with messageId and an approval request');
     }
-    const approval = {
-      kind: 'message' as const,
-      payload: {
-        chatId: c.chatId,
-        trigger: 'submit-message' as const,
-        message: {
-          id: start.messageId,
-          role: 'assistant' as const,
-          parts: [
-            {
-              type: 'tool-confirm',
-              toolCallId: request.toolCallId,
-              state: 'approval-responded',
-              input: { text: 'send the report' },
-              approval: { id: request.approvalId, approved: true },
-            },
-          ],
-        },
-      },
-    };
-    await append(server, c.chatId, c.token, approval as never);
-    const second = await readOut(server, c.chatId, c.token, {
-      lastEventId: String(first.records.at(-1)?.seq_num),
-      until: untilTurnCompletes(1),
+    await answerTool(server, c.chatId, c.token, start.messageId, {
+      type: 'tool-confirm',
+      toolCallId: request.toolCallId,
+      state: 'approval-responded',
+      input: { text: 'send the report' },
+      approval: { id: request.approvalId, approved: true },
     });
-    const next = classify(second.records).flatMap((r) => (r.kind === 'data' ? [r.chunk] : []));
+    const second = await readNextTurn(server, c.chatId, c.token, first.records);
+    const next = dataChunks(second.records);
     expect(next[0]).toEqual({ type: 'start', messageId: start.messageId });
     expect(next).toContainEqual({
       type: 'tool-output-available',
@@ -185,10 +162,10 @@ describe('echo turns', () => {
   });
 
   it('takes a user-supplied tool output for /ask', async () => {
-    const c = await chat('turn-ask');
+    const c = await openChat(server, 'turn-ask');
     await sendText(server, c.chatId, c.token, c.chatId, '/ask favourite colour?');
     const first = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
-    const chunks = classify(first.records).flatMap((r) => (r.kind === 'data' ? [r.chunk] : []));
+    const chunks = dataChunks(first.records);
     expect(chunks.find((chunk) => chunk.type === 'tool-input-available')).toMatchObject({
       toolName: 'askUser',
       input: { question: 'favourite colour?' },
@@ -196,35 +173,19 @@ describe('echo turns', () => {
     const start = chunks.find((chunk) => chunk.type === 'start');
     const call = chunks.find((chunk) => chunk.type === 'tool-input-available');
     if (start?.type !== 'start' || call?.type !== 'tool-input-available') throw new Error('no tool call');
-    await append(server, c.chatId, c.token, {
-      kind: 'message',
-      payload: {
-        chatId: c.chatId,
-        trigger: 'submit-message',
-        message: {
-          id: start.messageId ?? '',
-          role: 'assistant',
-          parts: [
-            {
-              type: 'tool-askUser',
-              toolCallId: call.toolCallId,
-              state: 'output-available',
-              input: call.input,
-              output: 'green',
-            },
-          ],
-        } as never,
-      },
+    await answerTool(server, c.chatId, c.token, start.messageId ?? '', {
+      type: 'tool-askUser',
+      toolCallId: call.toolCallId,
+      state: 'output-available',
+      input: call.input,
+      output: 'green',
     });
-    const second = await readOut(server, c.chatId, c.token, {
-      lastEventId: String(first.records.at(-1)?.seq_num),
-      until: untilTurnCompletes(1),
-    });
+    const second = await readNextTurn(server, c.chatId, c.token, first.records);
     expect(replyText(second.records)).toBe('You answered: green');
   });
 
   it('queues a message sent while streaming and answers it as the next turn', async () => {
-    const c = await chat('turn-queue');
+    const c = await openChat(server, 'turn-queue');
     await sendText(server, c.chatId, c.token, c.chatId, 'one', { delayMs: 10, repeat: 4 });
     await sendText(server, c.chatId, c.token, c.chatId, 'two');
     const read = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(2) });
@@ -234,7 +195,7 @@ describe('echo turns', () => {
   });
 
   it('regenerates from the last user message', async () => {
-    const c = await chat('turn-regen');
+    const c = await openChat(server, 'turn-regen');
     await sendText(server, c.chatId, c.token, c.chatId, 'again');
     await append(server, c.chatId, c.token, {
       kind: 'message',
@@ -245,10 +206,10 @@ describe('echo turns', () => {
   });
 
   it('reports an agent failure as an error chunk and a turn-complete without a token', async () => {
-    const c = await chat('turn-error');
+    const c = await openChat(server, 'turn-error');
     await sendText(server, c.chatId, c.token, c.chatId, '/error please');
     const read = await readOut(server, c.chatId, c.token, { until: untilTurnCompletes(1) });
-    const chunks = classify(read.records).flatMap((r) => (r.kind === 'data' ? [r.chunk] : []));
+    const chunks = dataChunks(read.records);
     expect(chunks.at(-1)).toEqual({ type: 'error', errorText: 'echo agent: failure requested by /error' });
     expect(turnCompletes(read.records)[0]?.publicAccessToken).toBeUndefined();
   });

@@ -1,28 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isDurableChatError, ValidationError } from '../../src/errors/index.js';
 import {
   validateCreateSessionRequest,
   validateInputChunk,
   validateMessageShape,
 } from '../../src/protocol/index.js';
-
-function rejects(run: () => void, field: string): ValidationError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    const validation = error as ValidationError;
-    expect(validation.code).toBe('INVALID_INPUT');
-    expect(validation.retryable).toBe(false);
-    expect(validation.field).toBe(field);
-    expect(validation.message.startsWith(`${field}: `)).toBe(true);
-    expect(isDurableChatError(validation)).toBe(true);
-    return validation;
-  }
-  throw new Error(`expected ${field} to be rejected`);
-}
-
-const tags = (count: number) => Array.from({ length: count }, (_, index) => `t${index}`);
+import { rejects, tags } from './validation-fixtures.js';
 
 const validRequest = () => ({
   type: 'chat.agent',

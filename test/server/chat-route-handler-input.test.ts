@@ -1,24 +1,21 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
 import {
+  closeAfterEach,
   createdSession,
-  type Listening,
-  type RecordedRequest,
   type Reply,
   replyJson,
   startScriptedUpstream,
 } from './support/listen.js';
 
 const secretKey = 'sk_test_route_secret_91b2';
-let upstream: (Listening & { requests: RecordedRequest[] }) | undefined;
-afterEach(async () => {
-  await upstream?.close();
-  upstream = undefined;
+const closeLater = closeAfterEach();
+afterEach(() => {
   vi.restoreAllMocks();
 });
 
 async function handlerFor(replies: Reply[], overrides: Partial<ChatRouteHandlerOptions> = {}) {
-  upstream = await startScriptedUpstream(replies);
+  const upstream = closeLater(await startScriptedUpstream(replies));
   const errors: unknown[] = [];
   const handler = createChatRouteHandler({
     baseURL: upstream.url,

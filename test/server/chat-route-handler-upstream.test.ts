@@ -1,24 +1,21 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
 import {
+  closeAfterEach,
   createdSession,
-  type Listening,
-  type RecordedRequest,
   type Reply,
   replyJson,
   startScriptedUpstream,
 } from './support/listen.js';
 
 const secretKey = 'sk_test_route_secret_5e8d';
-let upstream: (Listening & { requests: RecordedRequest[] }) | undefined;
-afterEach(async () => {
-  await upstream?.close();
-  upstream = undefined;
+const closeLater = closeAfterEach();
+afterEach(() => {
   vi.restoreAllMocks();
 });
 
 async function handlerFor(replies: Reply[], overrides: Partial<ChatRouteHandlerOptions> = {}) {
-  upstream = await startScriptedUpstream(replies);
+  const upstream = closeLater(await startScriptedUpstream(replies));
   const handler = createChatRouteHandler({
     baseURL: upstream.url,
     secretKey,
@@ -27,7 +24,7 @@ async function handlerFor(replies: Reply[], overrides: Partial<ChatRouteHandlerO
     retry: { retries: 1, minDelayMs: 1, maxDelayMs: 50 },
     ...overrides,
   });
-  return { handler, requests: upstream.requests };
+  return { handler, requests: upstream.requests, upstream };
 }
 
 function post(body: unknown): Request {
@@ -152,9 +149,10 @@ describe('createChatRouteHandler: the session service', () => {
 
   it('maps an unreachable service to 502', async () => {
     const reported: unknown[] = [];
-    const { handler } = await handlerFor([replyJson(201, {})], { onError: (error) => reported.push(error) });
-    await upstream?.close();
-    upstream = undefined;
+    const { handler, upstream } = await handlerFor([replyJson(201, {})], {
+      onError: (error) => reported.push(error),
+    });
+    await upstream.close();
     const response = await handler(post({ action: 'close', chatId: 'c', reason: 'done' }));
     expect(response.status).toBe(502);
     expect(reported[0]).toMatchObject({ code: 'NETWORK_ERROR' });

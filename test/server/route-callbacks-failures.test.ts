@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { DurableChatError } from '../../src/errors/durable-chat-error.js';
+import { describe, expect, it } from 'vitest';
 import { createRouteSessionCallbacks } from '../../src/route-client/create-route-session-callbacks.js';
 import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
+import { failure } from './support/failure.js';
 import {
+  closeAfterEach,
   createdSession,
   hostFetchHandler,
-  type Listening,
   type RecordedRequest,
   type Reply,
   replyJson,
@@ -13,14 +13,10 @@ import {
 } from './support/listen.js';
 
 const secretKey = 'sk_test_callbacks_0c4f';
-const open: Listening[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((server) => server.close()));
-});
+const closeLater = closeAfterEach();
 
 async function routeFor(replies: Reply[], overrides: Partial<ChatRouteHandlerOptions> = {}) {
-  const upstream = await startScriptedUpstream(replies);
-  open.push(upstream);
+  const upstream = closeLater(await startScriptedUpstream(replies));
   const app = await hostFetchHandler(
     createChatRouteHandler({
       baseURL: upstream.url,
@@ -32,17 +28,14 @@ async function routeFor(replies: Reply[], overrides: Partial<ChatRouteHandlerOpt
       ...overrides,
     }),
   );
-  open.push(app);
-  return { endpoint: `${app.url}/api/chat-session`, requests: upstream.requests as RecordedRequest[] };
-}
-
-async function failure(promise: Promise<unknown>): Promise<DurableChatError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (error === undefined) throw new Error('expected the call to fail');
-  return error as DurableChatError;
+  closeLater(app);
+  return {
+    endpoint: `${app.url}/api/chat-session`,
+    requests: upstream.requests as RecordedRequest[],
+    close: async () => {
+      await Promise.all([upstream.close(), app.close()]);
+    },
+  };
 }
 
 describe('createRouteSessionCallbacks over a real route', () => {
@@ -125,8 +118,8 @@ describe('createRouteSessionCallbacks over a real route', () => {
   });
 
   it('maps an unreachable route to ConnectionError NETWORK_ERROR', async () => {
-    const { endpoint } = await routeFor([replyJson(201, createdSession('c'))]);
-    await Promise.all(open.splice(0).map((server) => server.close()));
+    const { endpoint, close } = await routeFor([replyJson(201, createdSession('c'))]);
+    await close();
     const callbacks = createRouteSessionCallbacks({ endpoint });
     expect(await failure(callbacks.startSession({ chatId: 'c' }))).toMatchObject({
       name: 'ConnectionError',
@@ -135,8 +128,7 @@ describe('createRouteSessionCallbacks over a real route', () => {
   });
 
   it('maps a 2xx without the expected fields to ProtocolError', async () => {
-    const app = await hostFetchHandler(async () => new Response('{"ok":true}', { status: 200 }));
-    open.push(app);
+    const app = closeLater(await hostFetchHandler(async () => new Response('{"ok":true}', { status: 200 })));
     const callbacks = createRouteSessionCallbacks({ endpoint: app.url });
     for (const call of [
       callbacks.startSession({ chatId: 'c' }),
@@ -145,8 +137,7 @@ describe('createRouteSessionCallbacks over a real route', () => {
     ]) {
       expect(await failure(call)).toMatchObject({ name: 'ProtocolError', code: 'UNEXPECTED_RESPONSE' });
     }
-    const html = await hostFetchHandler(async () => new Response('<html>', { status: 200 }));
-    open.push(html);
+    const html = closeLater(await hostFetchHandler(async () => new Response('<html>', { status: 200 })));
     const second = createRouteSessionCallbacks({ endpoint: html.url });
     expect(await failure(second.getAccessToken({ chatId: 'c' }))).toMatchObject({
       code: 'UNEXPECTED_RESPONSE',

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoAgent, startDevServer } from '../../src/dev-server/index.js';
-import type { DurableChatError } from '../../src/errors/durable-chat-error.js';
 import { readTokenClaims } from '../../src/protocol/token-claims.js';
 import { createRouteSessionCallbacks } from '../../src/route-client/create-route-session-callbacks.js';
 import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
+import { failure } from './support/failure.js';
 import { hostFetchHandler, type Listening } from './support/listen.js';
 import { appendWithToken, readRow } from './support/session-service.js';
 
@@ -43,15 +43,6 @@ let counter = 0;
 const chatIdFor = (user: string) => `${user}:chat-${Date.now()}-${++counter}`;
 const callbacksFor = (user: string) =>
   createRouteSessionCallbacks({ endpoint: `${app.url}/api/chat-session`, headers: { 'x-user': user } });
-
-async function failure(promise: Promise<unknown>): Promise<DurableChatError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (error === undefined) throw new Error('expected the call to fail');
-  return error as DurableChatError;
-}
 
 describe('route callbacks → route handler → dev server', () => {
   it('starts a session whose token works, with server-side metadata', async () => {

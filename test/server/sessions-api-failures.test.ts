@@ -1,10 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { DurableChatError } from '../../src/errors/durable-chat-error.js';
+import { describe, expect, it } from 'vitest';
 import { createSessionsApi } from '../../src/server/sessions-api.js';
+import { failure } from './support/failure.js';
 import {
+  closeAfterEach,
   createdSession,
-  type Listening,
-  type RecordedRequest,
   type Reply,
   replyDrop,
   replyJson,
@@ -19,25 +18,12 @@ const request = {
   triggerConfig: { basePayload: { chatId: 'chat-1', trigger: 'preload' as const } },
 };
 
-let upstream: (Listening & { requests: RecordedRequest[] }) | undefined;
-afterEach(async () => {
-  await upstream?.close();
-  upstream = undefined;
-});
+const closeLater = closeAfterEach();
 
 async function api(replies: Reply[], extra: { timeoutMs?: number } = {}) {
-  upstream = await startScriptedUpstream(replies);
+  const upstream = closeLater(await startScriptedUpstream(replies));
   const sessions = createSessionsApi({ baseURL: `${upstream.url}/`, secretKey, retry: fast, ...extra });
-  return { sessions, requests: upstream.requests };
-}
-
-async function failure(promise: Promise<unknown>): Promise<DurableChatError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (error === undefined) throw new Error('expected the call to fail');
-  return error as DurableChatError;
+  return { sessions, requests: upstream.requests, upstream };
 }
 
 describe('createSessionsApi against a failing service', () => {
@@ -89,9 +75,8 @@ describe('createSessionsApi against a failing service', () => {
   });
 
   it('reports an unreachable service as NETWORK_ERROR', async () => {
-    const { sessions } = await api([replyJson(200, {})]);
-    await upstream?.close();
-    upstream = undefined;
+    const { sessions, upstream } = await api([replyJson(200, {})]);
+    await upstream.close();
     const error = await failure(sessions.create(request));
     expect(error.code).toBe('NETWORK_ERROR');
   });
@@ -140,7 +125,7 @@ describe('createSessionsApi against a failing service', () => {
     };
     const first = await api([notJson]);
     expect(await failure(first.sessions.create(request))).toMatchObject({ code: 'UNEXPECTED_RESPONSE' });
-    await upstream?.close();
+    await first.upstream.close();
     const second = await api([replyJson(200, { id: 'session_1', runId: 'run_1', isCached: true })]);
     const error = await failure(second.sessions.create(request));
     expect(error).toMatchObject({ name: 'ProtocolError', code: 'UNEXPECTED_RESPONSE' });

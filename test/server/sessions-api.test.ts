@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoAgent, startDevServer } from '../../src/dev-server/index.js';
-import type { DurableChatError } from '../../src/errors/durable-chat-error.js';
 import { readTokenClaims } from '../../src/protocol/token-claims.js';
 import { type CreateSessionInput, createSessionsApi } from '../../src/server/sessions-api.js';
+import { failure } from './support/failure.js';
 import { appendWithToken, countingFetch, readRow } from './support/session-service.js';
 
 let server: Awaited<ReturnType<typeof startDevServer>>;
@@ -31,15 +31,6 @@ function minimal(chatId: string): CreateSessionInput & { externalId: string } {
     externalId: chatId,
     triggerConfig: { basePayload: { chatId, trigger: 'preload' } },
   };
-}
-
-async function failure(promise: Promise<unknown>): Promise<DurableChatError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (error === undefined) throw new Error('expected the call to fail');
-  return error as DurableChatError;
 }
 
 describe('createSessionsApi against the dev server', () => {

@@ -1,4 +1,4 @@
-import type { UIMessage } from 'ai';
+import type { UIMessage, UIMessageChunk } from 'ai';
 import {
   type ChatInputChunk,
   type ClassifiedRecord,
@@ -216,4 +216,51 @@ export async function eventually<T>(check: () => T | undefined, timeoutMs = 5000
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error('eventually: condition not met in time');
+}
+
+/** The UI message chunks carried by the data records. */
+export function dataChunks(records: OutRecord[]): UIMessageChunk[] {
+  return classify(records).flatMap((record) => (record.kind === 'data' ? [record.chunk] : []));
+}
+
+/** Answers a tool call by re-sending the assistant message `messageId` with one updated tool part. */
+export function answerTool(
+  target: Target,
+  chatId: string,
+  token: string,
+  messageId: string,
+  part: Record<string, unknown> & { type: string; toolCallId: string },
+): Promise<Response> {
+  return append(target, chatId, token, {
+    kind: 'message',
+    payload: {
+      chatId,
+      trigger: 'submit-message',
+      message: { id: messageId, role: 'assistant', parts: [part] } as never,
+    },
+  });
+}
+
+/** Reads `.out` from just after `previous` until the next turn completes. */
+export function readNextTurn(
+  target: Target,
+  chatId: string,
+  token: string,
+  previous: OutRecord[],
+): Promise<OutRead> {
+  return readOut(target, chatId, token, {
+    lastEventId: String(previous.at(-1)?.seq_num),
+    until: untilTurnCompletes(1),
+  });
+}
+
+/** Creates a session for `externalId` and returns what the tests address it by. */
+export async function openChat(target: Target, externalId: string, taskIdentifier?: string) {
+  const created = await createSession(target, { externalId, taskIdentifier });
+  return {
+    id: created.body.id,
+    token: created.body.publicAccessToken,
+    runId: created.body.runId,
+    chatId: externalId,
+  };
 }

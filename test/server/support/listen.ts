@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
+import { afterEach } from 'vitest';
 
 export interface Listening {
   url: string;
@@ -14,13 +15,29 @@ export async function listen(server: Server): Promise<Listening> {
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  // Closing twice is harmless, so a test may close early and `closeAfterEach` still run.
+  let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: () => {
+      closing ??= new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
-      }),
+      });
+      return closing;
+    },
+  };
+}
+
+/** Returns `track`: each server passed to it is closed after the current test. */
+export function closeAfterEach(): <T extends Listening>(server: T) => T {
+  const open: Listening[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((server) => server.close()));
+  });
+  return (server) => {
+    open.push(server);
+    return server;
   };
 }
 

@@ -1,0 +1,99 @@
+/**
+ * Chunks waiting for room in a `ReadableStream`: hands them over only while the stream's
+ * `desiredSize` is positive, the rest on the next `pull`. Node's web-streams queue drops its
+ * head with `Array.shift`, so enqueuing a long backlog at once makes every read cost the
+ * queue's length; kept here (read by index), the stream's own queue stays at its high-water mark.
+ */
+export class ChunkOutbox<T> {
+  private items: T[] = [];
+  private next = 0;
+  private closeWhenEmpty = false;
+  private draining = false;
+
+  constructor(private readonly controller: ReadableStreamDefaultController<T>) {}
+
+  /** True while chunks wait here: whatever arrives later must queue behind them. */
+  get pending(): boolean {
+    return this.next < this.items.length;
+  }
+
+  push(chunk: T): void {
+    if (!this.pending) {
+      const size = this.controller.desiredSize;
+      if (size !== null && size > 0) {
+        this.controller.enqueue(chunk);
+        return;
+      }
+    }
+    this.items.push(chunk);
+  }
+
+  /** Takes ownership of `chunks` (no copy when nothing is waiting). */
+  pushAll(chunks: T[]): void {
+    if (chunks.length === 0) return;
+    if (this.pending) for (const chunk of chunks) this.items.push(chunk);
+    else {
+      this.items = chunks;
+      this.next = 0;
+    }
+    this.drain();
+  }
+
+  /**
+   * Moves what fits into the stream; closes it once empty if `close()` was asked meanwhile.
+   * `enqueue` can call `pull` (and so this) synchronously: the position is stored before each
+   * hand-over and a nested call returns at once, so no chunk is handed over twice.
+   */
+  drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      const { controller } = this;
+      while (this.next < this.items.length) {
+        const size = controller.desiredSize;
+        if (size === null || size <= 0) break;
+        const chunk = this.items[this.next] as T;
+        this.next++;
+        controller.enqueue(chunk);
+      }
+    } finally {
+      this.draining = false;
+    }
+    this.settle();
+  }
+
+  private settle(): void {
+    if (this.next >= this.items.length) {
+      this.items = [];
+      this.next = 0;
+      if (this.closeWhenEmpty) {
+        this.closeWhenEmpty = false;
+        this.controller.close();
+      }
+    } else if (this.next > 4096 && this.next * 2 > this.items.length) {
+      // Keep a long-lived backlog from holding what was already handed over.
+      this.items = this.items.slice(this.next);
+      this.next = 0;
+    }
+  }
+
+  /** Closes the stream after the waiting chunks have been handed over (at once if none wait). */
+  close(): void {
+    if (this.pending) this.closeWhenEmpty = true;
+    else this.controller.close();
+  }
+
+  /** Nobody will read the stream: drops what waits, but a close already asked for still happens. */
+  discard(): void {
+    const close = this.closeWhenEmpty;
+    this.clear();
+    if (close) this.controller.close();
+  }
+
+  /** Drops what waits (the stream errored or was cancelled). */
+  clear(): void {
+    this.items = [];
+    this.next = 0;
+    this.closeWhenEmpty = false;
+  }
+}
