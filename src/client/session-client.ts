@@ -30,21 +30,31 @@ export interface StartSessionResult {
 }
 
 export interface SessionClientOptions {
+  /** The service (or dev server) origin, e.g. `http://localhost:3030`. */
   baseURL: string;
   chatId: string;
+  /** The chat-agent task's id. */
   taskIdentifier: string;
-  /** Creates (or returns) the session on the app's server; called once, lazily or by `preload`. */
+  /**
+   * Creates (or returns) the session on the app's server, where the secret key lives.
+   * Called once per chat, on the first send or on `preload`; concurrent calls share one.
+   */
   startSession: (input: StartSessionInput) => Promise<StartSessionResult>;
-  /** A fresh token for the chat. Default: call `startSession` again (the create is idempotent). */
+  /** A fresh session token. Default: `startSession` again (create is idempotent per chat). */
   getAccessToken?: (input: { chatId: string }) => Promise<string>;
+  /** Typed client data for the agent: sent as `metadata`; per-call metadata wins per key. */
   clientData?: unknown;
   /** Extra headers on every request (never replaces `Authorization`). */
   headers?: HeadersOption;
+  /** Default: `globalThis.fetch`, read per call. */
   fetch?: typeof globalThis.fetch;
+  /** Where per-chat records live across reloads. Default: none (memory only). */
   persistence?: SessionPersistence;
+  /** Append retries and `.out` reconnects; see `RetryOptions` for defaults. */
   retry?: RetryOptions;
-  /** `Timeout-Seconds` of each `.out` long-poll. Default 60. */
+  /** `Timeout-Seconds` of each `.out` long-poll (1-600). Default 60. */
   streamTimeoutSeconds?: number;
+  /** Telemetry; see `SessionEvent`. */
   onEvent?: SessionEventHandler;
   /** Timers, clock, randomness, wake events, warnings; injected by tests and non-browser hosts. */
   environment?: Partial<ClientEnvironment>;
