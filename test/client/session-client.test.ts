@@ -10,6 +10,7 @@ import {
   recordingFetch,
   startEchoServer,
   startSessionVia,
+  uniqueChatId,
   userMessage,
   waitFor,
 } from '../transport/support/dev-server-fixture.js';
@@ -22,10 +23,9 @@ afterAll(async () => {
   await server.close();
 });
 
-let counter = 0;
 function makeClient(overrides: Partial<SessionClientOptions> = {}) {
   const events: SessionEvent[] = [];
-  const chatId = overrides.chatId ?? `client-${++counter}-${Math.random().toString(36).slice(2, 8)}`;
+  const chatId = overrides.chatId ?? uniqueChatId('client');
   const client = new SessionClient({
     baseURL: server.url,
     chatId,
@@ -421,7 +421,7 @@ describe('SessionClient persistence', () => {
 
   it('a corrupt record is discarded with a warning, and the chat starts fresh', async () => {
     const warnings: string[] = [];
-    const chatId = `corrupt-${++counter}`;
+    const chatId = uniqueChatId('corrupt');
     const adapter = { load: () => '{"version":1', save: () => {}, remove: () => {} };
     const { client } = makeClient({
       chatId,
@@ -437,7 +437,7 @@ describe('SessionClient persistence', () => {
 
   it('a persisted closed chat refuses sends without a request', async () => {
     const recorder = recordingFetch();
-    const chatId = `closed-${++counter}`;
+    const chatId = uniqueChatId('closed');
     const records = new Map<string, PersistedChatRecord>([
       [
         chatId,

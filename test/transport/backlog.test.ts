@@ -1,7 +1,13 @@
 import type { UIMessageChunk } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, defineAgent } from '../../src/dev-server/index.js';
-import { createTransport, readAll, startEchoServer, userMessage } from './support/dev-server-fixture.js';
+import {
+  createTransport,
+  readAll,
+  startEchoServer,
+  uniqueChatId,
+  userMessage,
+} from './support/dev-server-fixture.js';
 
 const BACKLOG = 20_000;
 
@@ -47,7 +53,7 @@ afterAll(async () => {
 
 describe('a long backlog', () => {
   it('is delivered completely and in order to a reader that connects after it was written', async () => {
-    const chatId = `backlog-${Math.random().toString(36).slice(2, 8)}`;
+    const chatId = uniqueChatId('backlog');
     const first = createTransport(server, { taskIdentifier: 'backlog' });
     await first.transport.sendMessages({
       trigger: 'submit-message',

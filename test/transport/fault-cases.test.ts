@@ -11,6 +11,7 @@ import {
   startEchoServer,
   TestChat,
   transcript,
+  uniqueChatId,
   waitFor,
 } from './support/dev-server-fixture.js';
 
@@ -22,8 +23,7 @@ afterAll(async () => {
   await server.close();
 });
 
-let counter = 0;
-const nextChatId = (name: string) => `${name}-${++counter}-${Math.random().toString(36).slice(2, 8)}`;
+const nextChatId = uniqueChatId;
 
 describe('faults the matrix cannot express', () => {
   it('malformed records mid-turn are reported and skipped; the reply is intact', async () => {

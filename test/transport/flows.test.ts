@@ -16,6 +16,7 @@ import {
   startSessionVia,
   TestChat,
   transcript,
+  uniqueChatId,
   userMessage,
   waitFor,
 } from './support/dev-server-fixture.js';
@@ -28,7 +29,6 @@ afterAll(async () => {
   await server.close();
 });
 
-let chatCounter = 0;
 /** AI SDK 7's Chat has `dispose()` (stop, then `transport.close()`); 6 does not. */
 const chatHasDispose =
   typeof (
@@ -37,7 +37,7 @@ const chatHasDispose =
       transport: { sendMessages: async () => new ReadableStream(), reconnectToStream: async () => null },
     }) as unknown as { dispose?: unknown }
   ).dispose === 'function';
-const nextChatId = (name: string) => `${name}-${++chatCounter}-${Math.random().toString(36).slice(2, 8)}`;
+const nextChatId = uniqueChatId;
 
 function appendBodies(requests: { method: string; path: string; body: string | undefined }[]) {
   return requests

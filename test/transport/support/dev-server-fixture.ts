@@ -13,6 +13,12 @@ import type { SessionChatTransportOptions } from '../../../src/transport/transpo
 
 export const quietLogger = { warn: () => {} };
 
+let chatCounter = 0;
+/** A chat id no other test (or earlier run against the same server) has used. */
+export function uniqueChatId(name: string): string {
+  return `${name}-${++chatCounter}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
 /** A dev server on port 0 with the echo agent; quiet unless a test asks for its warnings. */
 export async function startEchoServer(options: StartDevServerOptions = {}): Promise<DevServer> {
   return startDevServer({
