@@ -27,6 +27,12 @@ export interface StartSessionResult {
   publicAccessToken: string;
   /** The friendly `session_*` id; without it the chat id addresses the session. */
   sessionId?: string;
+  /**
+   * The session row's `currentRunId` as the create call returned it: `null` when no run is
+   * live, a string when one is, `undefined` when the app did not say. A live turn that has
+   * gone quiet asks `startSession` again and ends when the run it waits for is gone.
+   */
+  currentRunId?: string | null;
 }
 
 export interface SessionClientOptions {
