@@ -1,4 +1,4 @@
-import type { DurableChatError } from '../errors/durable-chat-error.js';
+import { type DurableChatError, isDurableChatError } from '../errors/durable-chat-error.js';
 import {
   type HttpError,
   httpErrorFromResponse,
@@ -10,6 +10,7 @@ import type { ClientContext } from './client-context.js';
 import { sleep } from './environment.js';
 import {
   abortedError,
+  fetchWithTimeout,
   type HeadersOption,
   isAbortError,
   joinUrl,
@@ -45,6 +46,8 @@ export async function appendWithRetry(
   partId: string,
   signal: AbortSignal | undefined,
   headers?: HeadersOption,
+  /** Called as each attempt goes out: from then on the message may be stored. */
+  onAttempt?: () => void,
 ): Promise<AppendResult> {
   const { env, retry } = context;
   const started = env.now();
@@ -53,10 +56,14 @@ export async function appendWithRetry(
   for (;;) {
     attempt++;
     if (signal?.aborted) throw abortedError(OPERATION, signal.reason);
-    const token = await context.tokens.get();
     let failure: DurableChatError;
     try {
-      const response = await env.fetch(
+      // The app's token endpoint failing for a moment (TOKEN_UNAVAILABLE) is one more failed attempt.
+      const token = await context.tokens.get();
+      if (signal?.aborted) throw abortedError(OPERATION, signal.reason);
+      onAttempt?.();
+      const response = await fetchWithTimeout(
+        env,
         joinUrl(context.baseURL, `/realtime/v1/sessions/${context.sessionPath()}/in/append`),
         {
           method: 'POST',
@@ -69,6 +76,8 @@ export async function appendWithRetry(
           body,
           signal,
         },
+        retry.appendTimeoutMs,
+        OPERATION,
       );
       const parsed = await readJsonBody(response);
       if (response.ok) return { seq: readSeq(parsed), attempts: attempt, durationMs: env.now() - started };
@@ -80,7 +89,9 @@ export async function appendWithRetry(
       });
     } catch (error) {
       if (isAbortError(error, signal)) throw abortedError(OPERATION, error);
-      failure = networkError(OPERATION, error);
+      if (isDurableChatError(error) && error.code !== 'TOKEN_UNAVAILABLE' && error.code !== 'NETWORK_ERROR')
+        throw error;
+      failure = isDurableChatError(error) ? error : networkError(OPERATION, error);
     }
     const status = (failure as HttpError).status;
     if (failure instanceof SessionClosedError) {

@@ -3,6 +3,11 @@ import { DEFAULT_TIMEOUT_SECONDS } from '../protocol/limits.js';
 import { type ClientEnvironment, resolveEnvironment } from './environment.js';
 import type { SessionEvent, SessionEventHandler } from './events.js';
 import type { HeadersOption } from './http.js';
+import {
+  type LivenessOptions,
+  type ResolvedLivenessOptions,
+  resolveLivenessOptions,
+} from './liveness-options.js';
 import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from './retry-policy.js';
 import type { SessionStore } from './session-store.js';
 import { TokenManager } from './token-manager.js';
@@ -13,6 +18,7 @@ export interface ClientContext {
   baseURL: string;
   env: ClientEnvironment;
   retry: ResolvedRetryOptions;
+  liveness: ResolvedLivenessOptions;
   headers: HeadersOption | undefined;
   store: SessionStore;
   tokens: TokenManager;
@@ -31,6 +37,7 @@ export interface ClientContextInput {
   headers?: HeadersOption;
   fetch?: typeof globalThis.fetch;
   retry?: RetryOptions;
+  liveness?: LivenessOptions;
   streamTimeoutSeconds?: number;
   onEvent?: SessionEventHandler;
   environment?: Partial<ClientEnvironment>;
@@ -62,6 +69,7 @@ export function createClientContext(input: ClientContextInput): ClientContext {
     baseURL: input.baseURL,
     env,
     retry: resolveRetryOptions(input.retry),
+    liveness: resolveLivenessOptions(input.liveness),
     headers: input.headers,
     store,
     tokens,

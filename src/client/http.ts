@@ -1,4 +1,5 @@
 import { ConnectionError } from '../errors/connection-error.js';
+import type { ClientEnvironment } from './environment.js';
 
 /** Extra headers: a fixed set, or a function called per request (for rotating values). */
 export type HeadersOption = Record<string, string> | Headers | (() => Record<string, string> | Headers);
@@ -53,4 +54,85 @@ export function abortedError(operation: string, cause?: unknown): ConnectionErro
 
 export function joinUrl(baseURL: string, path: string): string {
   return baseURL.replace(/\/+$/, '') + path;
+}
+
+/** The error a per-attempt timeout reports: retryable, like any lost connection. */
+export function timeoutError(operation: string, ms: number): ConnectionError {
+  return new ConnectionError({
+    code: 'NETWORK_ERROR',
+    message: `${operation}: no response within ${ms} ms (network request timed out)`,
+  });
+}
+
+/**
+ * `fetch` that gives up when no response headers arrive within `timeoutMs` (a half-open
+ * connection never errors by itself). The caller's `signal` still aborts it; once the
+ * headers are in, the timer is gone and the body reads at its own pace.
+ */
+export async function fetchWithTimeout(
+  env: ClientEnvironment,
+  url: string,
+  init: RequestInit,
+  timeoutMs: number,
+  operation: string,
+): Promise<Response> {
+  const outer = init.signal ?? undefined;
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) controller.abort(outer.reason);
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  const timer = env.setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  try {
+    return await env.fetch(url, { ...init, signal: controller.signal });
+  } catch (error) {
+    if (timedOut && outer?.aborted !== true) throw timeoutError(operation, timeoutMs);
+    throw error;
+  } finally {
+    // The outer signal keeps aborting the body after the headers came in (stalls, stop).
+    env.clearTimeout(timer);
+  }
+}
+
+/**
+ * Races the app's callback against `timeoutMs`: a callback that never settles fails with
+ * `TOKEN_UNAVAILABLE` (retryable) instead of leaving a send pending forever.
+ */
+export function callbackWithTimeout<T>(
+  env: ClientEnvironment,
+  run: () => Promise<T>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = env.setTimeout(() => {
+      reject(
+        new ConnectionError({
+          code: 'TOKEN_UNAVAILABLE',
+          message: `the app's ${what} did not answer within ${timeoutMs} ms`,
+        }),
+      );
+    }, timeoutMs);
+    let pending: Promise<T>;
+    try {
+      pending = run();
+    } catch (error) {
+      env.clearTimeout(timer);
+      reject(error);
+      return;
+    }
+    pending.then(
+      (value) => {
+        env.clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        env.clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }

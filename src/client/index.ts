@@ -7,6 +7,12 @@ export {
 } from './environment.js';
 export type { ReconnectReason, SessionEvent, SessionEventHandler } from './events.js';
 export type { HeadersOption } from './http.js';
+export {
+  DEFAULT_LIVENESS_OPTIONS,
+  type LivenessOptions,
+  type ResolvedLivenessOptions,
+  resolveLivenessOptions,
+} from './liveness-options.js';
 export type { OutReadEnd, OutReadHandlers, OutReadOptions } from './out-reader.js';
 export {
   localStoragePersistence,
@@ -20,6 +26,7 @@ export type { ReadOutItem, TrimmedNotice } from './read-out-iterable.js';
 export {
   backoffDelay,
   DEFAULT_RETRY_OPTIONS,
+  normalizeResetAt,
   type ResolvedRetryOptions,
   type RetryOptions,
   rateLimitDelay,
@@ -27,6 +34,7 @@ export {
 } from './retry-policy.js';
 export {
   type AppendOptions,
+  type RunCheck,
   SessionClient,
   type SessionClientOptions,
   type StartSessionInput,

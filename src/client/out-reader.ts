@@ -8,7 +8,7 @@ import type { StreamTail } from '../protocol/types.js';
 import type { ClientContext } from './client-context.js';
 import { sleep } from './environment.js';
 import type { ReconnectReason } from './events.js';
-import { isAbortError, joinUrl, mergeHeaders, networkError } from './http.js';
+import { fetchWithTimeout, isAbortError, joinUrl, mergeHeaders, networkError } from './http.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
 
 export interface OutReadHandlers {
@@ -22,8 +22,9 @@ export interface OutReadHandlers {
   /**
    * Called after each batch and on pings that carry a tail; `caughtUp` means no record is
    * pending (a batch without a tail counts as caught up: the server sent what it had).
+   * `edge` is the highest `seq_num` known to exist (-1: none); `batch` is false for pings.
    */
-  onTail?(caughtUp: boolean): void;
+  onTail?(caughtUp: boolean, edge: number, batch: boolean): void;
   /** The first connection answered; `settled` is the peek-mode verdict. */
   onFirstResponse?(settled: boolean): void;
   /**
@@ -31,6 +32,8 @@ export interface OutReadHandlers {
    * it resolves (the consumer has room again). A pause never counts as a stall.
    */
   waitForCapacity?(): Promise<void> | undefined;
+  /** A connection answered 200 (`true`) or ended (`false`): liveness checks need to know. */
+  onConnection?(open: boolean): void;
 }
 
 export interface OutReadOptions {
@@ -105,12 +108,35 @@ export class OutReader {
           store.setState({ status: { type: 'streaming' } });
           context.emit({ type: 'stream-connected', chatId: context.chatId, cursor: this.cursor });
           this.progressed = false;
-          const end = await this.pump(response.body, connection);
+          const openedAt = env.now();
+          this.handlers.onConnection?.(true);
+          let end: ConnectionEnd;
+          try {
+            end = await this.pump(response.body, connection);
+          } finally {
+            this.handlers.onConnection?.(false);
+          }
           const aborted = this.checkAborted();
           if (aborted !== undefined) return aborted;
           if (end === 'stopped') return this.finish('stopped');
           if (settled) return this.finish('settled');
           if (this.progressed) failures = 0;
+          // `[DONE]` after the server held the long poll is its normal end, not a failure:
+          // reconnect at once, and never count it. One that comes back early with nothing
+          // (a server that ignores Timeout-Seconds) counts, so it cannot spin.
+          if (
+            end === 'done' &&
+            (this.progressed || env.now() - openedAt >= (context.streamTimeoutSeconds * 1000) / 2)
+          ) {
+            context.emit({
+              type: 'stream-reconnecting',
+              chatId: context.chatId,
+              attempt: 0,
+              delayMs: 0,
+              reason: 'done',
+            });
+            continue;
+          }
           reason = end;
         } else {
           const failure = httpErrorFromResponse({
@@ -126,6 +152,10 @@ export class OutReader {
             authRetried = true;
             continue;
           }
+          if (failure instanceof SessionClosedError) {
+            context.markClosed(failure);
+            throw failure;
+          }
           if (!failure.retryable) throw this.fail(failure);
           if (failure instanceof RateLimitedError) rateLimitResetAt = failure.resetAt;
           reason = 'http';
@@ -133,8 +163,10 @@ export class OutReader {
       } catch (error) {
         const aborted = this.checkAborted();
         if (aborted !== undefined) return aborted;
-        // The app's token endpoint failing for a moment is one more failed attempt, not the end.
-        if (isDurableChatError(error) && error.code !== 'TOKEN_UNAVAILABLE') throw this.fail(error);
+        // The app's token endpoint failing for a moment, or a connect that timed out, is one
+        // more failed attempt, not the end.
+        if (isDurableChatError(error) && error.code !== 'TOKEN_UNAVAILABLE' && error.code !== 'NETWORK_ERROR')
+          throw this.fail(error);
         reason = 'network';
         this.report(isDurableChatError(error) ? error : networkError('read .out', error));
       } finally {
@@ -185,7 +217,13 @@ export class OutReader {
     if (this.cursor !== undefined) headers[HEADER.lastEventId] = String(this.cursor);
     if (peek) headers[HEADER.peekSettled] = '1';
     const url = joinUrl(context.baseURL, `/realtime/v1/sessions/${context.sessionPath()}/out`);
-    return context.env.fetch(url, { method: 'GET', headers: mergeHeaders(context.headers, headers), signal });
+    return fetchWithTimeout(
+      context.env,
+      url,
+      { method: 'GET', headers: mergeHeaders(context.headers, headers), signal },
+      context.retry.connectTimeoutMs,
+      'read .out',
+    );
   }
 
   /** Reads one connection to its end. Stalls abort it through a timer that re-arms lazily. */
@@ -269,12 +307,12 @@ export class OutReader {
         this.flushCursor();
         if (this.stopped) return;
         // A batch without a tail means the server sent what it had: treat it as caught up.
-        if (event.tail !== undefined) this.tail(event.tail);
-        else this.handlers.onTail?.(true);
+        if (event.tail !== undefined) this.tail(event.tail, true);
+        else this.handlers.onTail?.(true, this.cursor ?? -1, true);
         return;
       }
       case 'ping':
-        if (event.tail !== undefined) this.tail(event.tail);
+        if (event.tail !== undefined) this.tail(event.tail, false);
         return;
       case 'done':
         this.endSeen = 'done';
@@ -301,8 +339,9 @@ export class OutReader {
     });
   }
 
-  private tail(tail: StreamTail): void {
-    this.handlers.onTail?.((this.cursor ?? -1) + 1 >= tail.seq_num);
+  private tail(tail: StreamTail, batch: boolean): void {
+    const edge = Math.max(tail.seq_num - 1, this.cursor ?? -1);
+    this.handlers.onTail?.((this.cursor ?? -1) + 1 >= tail.seq_num, edge, batch);
   }
 
   private trimmed(cursor: number, firstSeqNum: number): void {

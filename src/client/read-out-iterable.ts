@@ -10,6 +10,9 @@ export interface TrimmedNotice {
 
 export type ReadOutItem = ClassifiedRecord | TrimmedNotice;
 
+/** Items queued for a slow consumer before the network read pauses. */
+const QUEUE_LIMIT = 256;
+
 /**
  * Turns the push-based reader into an async iterable. Records queue while the consumer is
  * busy (they are already in memory once the batch has arrived). `run` starts the read
@@ -27,8 +30,10 @@ export function iterateOut(
       const onOuterAbort = () => controller.abort(outer?.reason);
       if (outer?.aborted) controller.abort(outer.reason);
       else outer?.addEventListener('abort', onOuterAbort, { once: true });
-      const queue: ReadOutItem[] = [];
+      let queue: ReadOutItem[] = [];
+      let head = 0;
       let finished = false;
+      let resumeReader: (() => void) | undefined;
       let failure: { error: unknown } | undefined;
       let wake: (() => void) | undefined;
       const notify = () => {
@@ -47,6 +52,13 @@ export function iterateOut(
             queue.push({ kind: 'trimmed', cursor, firstSeqNum });
             notify();
           },
+          // Bounded: a consumer that falls behind pauses the read instead of piling records up.
+          waitForCapacity() {
+            if (queue.length - head < QUEUE_LIMIT || controller.signal.aborted) return undefined;
+            return new Promise<void>((resolve) => {
+              resumeReader = resolve;
+            });
+          },
         },
         controller.signal,
       ).then(
@@ -60,14 +72,26 @@ export function iterateOut(
           notify();
         },
       );
+      const wakeReader = () => {
+        const resume = resumeReader;
+        resumeReader = undefined;
+        resume?.();
+      };
       const stop = () => {
         outer?.removeEventListener('abort', onOuterAbort);
         controller.abort();
+        wakeReader();
       };
+      controller.signal.addEventListener('abort', wakeReader, { once: true });
       return {
         async next(): Promise<IteratorResult<ReadOutItem>> {
           for (;;) {
-            const item = queue.shift();
+            const item = head < queue.length ? queue[head++] : undefined;
+            if (head === queue.length) {
+              queue = [];
+              head = 0;
+            }
+            if (resumeReader !== undefined && queue.length - head < QUEUE_LIMIT / 2) wakeReader();
             if (item !== undefined) {
               if (item.kind !== 'trimmed') consumed(item.seqNum);
               return { done: false, value: item };

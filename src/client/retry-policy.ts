@@ -28,6 +28,18 @@ export interface RetryOptions {
    * treated as dropped. Keep it well above the server's ping interval (about 5 s). Default 15 000 ms.
    */
   stallTimeoutMs?: number;
+  /**
+   * One append attempt with no response headers after this long is abandoned and retried
+   * under the same `X-Part-Id` (a half-open connection). Default 20 000 ms.
+   */
+  appendTimeoutMs?: number;
+  /** A `.out` connection with no response headers after this long is retried. Default 20 000 ms. */
+  connectTimeoutMs?: number;
+  /**
+   * The app's `startSession` / `getAccessToken` not settling within this long counts as a
+   * failed attempt (`TOKEN_UNAVAILABLE`, retried like a network error). Default 30 000 ms.
+   */
+  callbackTimeoutMs?: number;
 }
 
 export type ResolvedRetryOptions = Required<RetryOptions>;
@@ -41,6 +53,9 @@ export const DEFAULT_RETRY_OPTIONS: ResolvedRetryOptions = {
   maxDelayMs: 10_000,
   maxRateLimitWaitMs: 60_000,
   stallTimeoutMs: 15_000,
+  appendTimeoutMs: 20_000,
+  connectTimeoutMs: 20_000,
+  callbackTimeoutMs: 30_000,
 };
 
 export function resolveRetryOptions(options: RetryOptions | undefined): ResolvedRetryOptions {
@@ -69,6 +84,18 @@ export function backoffDelay(retry: number, options: ResolvedRetryOptions, rando
 }
 
 /**
+ * `x-ratelimit-reset` as epoch ms. The wire notes say epoch milliseconds, but servers also
+ * send epoch seconds or seconds from now; read literally, either would look long past and
+ * make every retry immediate. Values below 1e11 (before 1973 in ms) are seconds: epoch
+ * seconds when above 1e9, else a delay from `now`.
+ */
+export function normalizeResetAt(resetAt: number, now: number): number {
+  if (resetAt >= 1e11) return resetAt;
+  if (resetAt >= 1e9) return resetAt * 1000;
+  return now + Math.max(0, resetAt) * 1000;
+}
+
+/**
  * Delay before retrying after a 429. With `x-ratelimit-reset` (epoch ms) the wait runs to
  * the reset plus a little jitter; without it, the ordinary backoff. Returns `undefined`
  * when the reset is further away than `maxRateLimitWaitMs` (give up instead of hanging).
@@ -81,7 +108,7 @@ export function rateLimitDelay(
   random: number,
 ): number | undefined {
   if (resetAt === undefined) return Math.max(backoffDelay(retry, options, random), options.initialDelayMs);
-  const wait = Math.max(0, resetAt - now);
+  const wait = Math.max(0, normalizeResetAt(resetAt, now) - now);
   if (wait > options.maxRateLimitWaitMs) return undefined;
   return wait + Math.floor(random * options.firstRetryDelayMs);
 }

@@ -7,7 +7,8 @@ import { type AppendResult, appendWithRetry } from './append-request.js';
 import { type ClientContext, createClientContext } from './client-context.js';
 import { type ClientEnvironment, randomPartId } from './environment.js';
 import type { SessionEvent, SessionEventHandler } from './events.js';
-import type { HeadersOption } from './http.js';
+import { callbackWithTimeout, type HeadersOption } from './http.js';
+import type { LivenessOptions, ResolvedLivenessOptions } from './liveness-options.js';
 import { type OutReadEnd, OutReader, type OutReadHandlers, type OutReadOptions } from './out-reader.js';
 import type { SessionPersistence } from './persistence.js';
 import { PersistenceBinding } from './persistence-binding.js';
@@ -60,6 +61,8 @@ export interface SessionClientOptions {
   retry?: RetryOptions;
   /** `Timeout-Seconds` of each `.out` long-poll (1-600). Default 60. */
   streamTimeoutSeconds?: number;
+  /** How a silent live turn checks that its run lives; see `LivenessOptions` for defaults. */
+  liveness?: LivenessOptions;
   /** Telemetry; see `SessionEvent`. */
   onEvent?: SessionEventHandler;
   /** Timers, clock, randomness, wake events, warnings; injected by tests and non-browser hosts. */
@@ -72,6 +75,17 @@ export interface AppendOptions {
   headers?: HeadersOption;
   /** How the `message-sent` event labels this append. Default: derived from the chunk. */
   kind?: (SessionEvent & { type: 'message-sent' })['kind'];
+  /** Called as each attempt goes out: from then on the message may be stored. */
+  onAttempt?: () => void;
+}
+
+/**
+ * What the session row says about the agent run, read by calling `startSession` again
+ * (idempotent): `currentRunId` is `null` when no run is live, `undefined` when the app's
+ * `startSession` does not report it (then nothing can tell whether a run lives).
+ */
+export interface RunCheck {
+  currentRunId: string | null | undefined;
 }
 
 function kindOf(chunk: ChatInputChunk): NonNullable<AppendOptions['kind']> {
@@ -126,6 +140,10 @@ export class SessionClient {
     return this.context.env;
   }
 
+  get liveness(): ResolvedLivenessOptions {
+    return this.context.liveness;
+  }
+
   emit(event: SessionEvent): void {
     this.context.emit(event);
   }
@@ -170,7 +188,14 @@ export class SessionClient {
       await previous;
       await this.ensureSession();
       this.assertOpen();
-      result = await appendWithRetry(this.context, body, randomPartId(), options.signal, options.headers);
+      result = await appendWithRetry(
+        this.context,
+        body,
+        randomPartId(),
+        options.signal,
+        options.headers,
+        options.onAttempt,
+      );
     } finally {
       done();
     }
@@ -227,6 +252,20 @@ export class SessionClient {
     }
   }
 
+  /**
+   * Asks the session row whether a run is live, by calling the app's `startSession` again
+   * (idempotent per chat; it also brings a fresh token). A closed session marks the chat
+   * closed and throws `SESSION_CLOSED`; any other failure throws and tells nothing.
+   */
+  async checkRun(): Promise<RunCheck> {
+    const result = await this.callStartSession();
+    if (result.sessionId !== undefined && this.store.getState().sessionId === undefined)
+      this.store.setState({ sessionId: result.sessionId });
+    if (typeof result.publicAccessToken === 'string' && result.publicAccessToken !== '')
+      this.context.tokens.adopt(result.publicAccessToken, 'session-start');
+    return { currentRunId: result.currentRunId };
+  }
+
   /** Marks the chat closed: terminal. Every reader stops; later sends fail locally. */
   markClosed(reason: string | null, error?: SessionClosedError): void {
     if (this.store.getState().closed) return;
@@ -261,30 +300,55 @@ export class SessionClient {
   }
 
   private async start(): Promise<void> {
-    let result: StartSessionResult;
-    try {
-      result = await this.options.startSession({
-        chatId: this.chatId,
-        taskIdentifier: this.options.taskIdentifier,
-        clientData: this.options.clientData,
-      });
-    } catch (error) {
-      if (isDurableChatError(error) && error.code === 'SESSION_CLOSED') this.markClosed(null);
-      throw error;
-    }
+    const result = await this.callStartSession();
     if (result.sessionId !== undefined) this.store.setState({ sessionId: result.sessionId });
     this.context.tokens.adopt(result.publicAccessToken, 'session-start');
   }
 
+  /** The app's `startSession`, bounded in time; a closed session marks the chat closed. */
+  private async callStartSession(): Promise<StartSessionResult> {
+    try {
+      return await callbackWithTimeout(
+        this.context.env,
+        () =>
+          this.options.startSession({
+            chatId: this.chatId,
+            taskIdentifier: this.options.taskIdentifier,
+            clientData: this.options.clientData,
+          }),
+        this.context.retry.callbackTimeoutMs,
+        'startSession',
+      );
+    } catch (error) {
+      this.noteClosed(error);
+      throw error;
+    }
+  }
+
+  private noteClosed(error: unknown): void {
+    if (isDurableChatError(error) && error.code === 'SESSION_CLOSED') {
+      const reason = (error as { closedReason?: unknown }).closedReason;
+      this.markClosed(
+        typeof reason === 'string' ? reason : null,
+        error instanceof SessionClosedError ? error : undefined,
+      );
+    }
+  }
+
   private async fetchToken(): Promise<string> {
-    if (this.options.getAccessToken !== undefined)
-      return this.options.getAccessToken({ chatId: this.chatId });
-    const result = await this.options.startSession({
-      chatId: this.chatId,
-      taskIdentifier: this.options.taskIdentifier,
-      clientData: this.options.clientData,
-    });
-    return result.publicAccessToken;
+    const { getAccessToken } = this.options;
+    if (getAccessToken === undefined) return (await this.callStartSession()).publicAccessToken;
+    try {
+      return await callbackWithTimeout(
+        this.context.env,
+        () => getAccessToken({ chatId: this.chatId }),
+        this.context.retry.callbackTimeoutMs,
+        'getAccessToken',
+      );
+    } catch (error) {
+      this.noteClosed(error);
+      throw error;
+    }
   }
 
   private async hydrate(): Promise<void> {

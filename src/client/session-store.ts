@@ -6,6 +6,11 @@ export type ConnectionStatus =
   | { type: 'idle' }
   | { type: 'connecting' }
   | { type: 'streaming' }
+  /**
+   * A live turn's agent has sent nothing for `silentForMs` (since `silentSince`, epoch ms);
+   * the connection is fine. Updated about once a second while it lasts.
+   */
+  | { type: 'waiting'; silentSince: number; silentForMs: number }
   /** Waiting to reconnect: `attempt` counts from 1; `nextRetryAt` is epoch ms. */
   | { type: 'reconnecting'; attempt: number; nextRetryAt: number }
   | { type: 'closed' }

@@ -25,6 +25,7 @@ export type DurableChatErrorCode =
   | 'NETWORK_ERROR'
   | 'STREAM_DISCONNECTED'
   | 'TURN_REJECTED'
+  | 'RUN_GONE'
   | 'TOKEN_UNAVAILABLE'
   | 'ABORTED'
   // several tabs on one chat

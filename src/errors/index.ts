@@ -17,6 +17,7 @@ export {
   SessionClosedError,
 } from './http-error.js';
 export { ProtocolError, type ProtocolErrorCode } from './protocol-error.js';
+export { RunGoneError } from './run-gone-error.js';
 export { StreamDisconnectedError } from './stream-disconnected-error.js';
 export { TurnInOtherTabError } from './turn-in-other-tab-error.js';
 export { ValidationError, type ValidationErrorCode } from './validation-error.js';

@@ -9,6 +9,7 @@ export class ChunkOutbox<T> {
   private next = 0;
   private closeWhenEmpty = false;
   private draining = false;
+  private onClosed: (() => void) | undefined;
 
   constructor(private readonly controller: ReadableStreamDefaultController<T>) {}
 
@@ -69,6 +70,7 @@ export class ChunkOutbox<T> {
       if (this.closeWhenEmpty) {
         this.closeWhenEmpty = false;
         this.controller.close();
+        this.closed();
       }
     } else if (this.next > 4096 && this.next * 2 > this.items.length) {
       // Keep a long-lived backlog from holding what was already handed over.
@@ -77,17 +79,35 @@ export class ChunkOutbox<T> {
     }
   }
 
-  /** Closes the stream after the waiting chunks have been handed over (at once if none wait). */
-  close(): void {
+  /**
+   * Closes the stream after the waiting chunks have been handed over (at once if none wait);
+   * `onClosed` runs then: what must wait until the consumer has every chunk (the cursor
+   * bookkeeping) waits for it.
+   */
+  close(onClosed?: () => void): void {
+    this.onClosed = onClosed;
     if (this.pending) this.closeWhenEmpty = true;
-    else this.controller.close();
+    else {
+      this.controller.close();
+      this.closed();
+    }
+  }
+
+  private closed(): void {
+    const onClosed = this.onClosed;
+    this.onClosed = undefined;
+    onClosed?.();
   }
 
   /** Nobody will read the stream: drops what waits, but a close already asked for still happens. */
   discard(): void {
     const close = this.closeWhenEmpty;
+    const onClosed = this.onClosed;
     this.clear();
-    if (close) this.controller.close();
+    if (close) {
+      this.controller.close();
+      onClosed?.();
+    }
   }
 
   /** Drops what waits (the stream errored or was cancelled). */
@@ -95,5 +115,6 @@ export class ChunkOutbox<T> {
     this.items = [];
     this.next = 0;
     this.closeWhenEmpty = false;
+    this.onClosed = undefined;
   }
 }

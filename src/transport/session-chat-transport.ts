@@ -13,9 +13,10 @@ import {
   userMessageChunk,
 } from '../protocol/input-chunks.js';
 import type { ChatInputChunk } from '../protocol/types.js';
+import { serializeAppend } from '../protocol/validate.js';
 import { DeferredStop, listenForAbort } from './deferred-stop.js';
 import { mergeMetadata, type SessionChatTransportOptions, withPayloadExtras } from './transport-options.js';
-import { type TurnMode, TurnStream } from './turn-stream.js';
+import { type TurnMode, type TurnOutcome, TurnStream } from './turn-stream.js';
 
 type SendOptions<UI_MESSAGE extends UIMessage> = Parameters<ChatTransport<UI_MESSAGE>['sendMessages']>[0];
 type ReconnectOptions<UI_MESSAGE extends UIMessage> = Parameters<
@@ -34,6 +35,10 @@ interface ChatEntry {
   active: TurnStream | undefined;
   /** A stop decided by an abort, sent on the next tick unless a disconnect cancels it. */
   stops: DeferredStop;
+  /** Earlier turns read to their own turn-complete after a newer send (never truncated). */
+  draining: Set<TurnStream>;
+  /** `.out`'s live edge, when this page read the last turn to its end (no read needed to find it). */
+  edge: number | undefined;
 }
 
 /**
@@ -90,6 +95,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       peekSettled: true,
       startedAt: client.environment.now(),
       onCancel: () => this.onDisconnect(entry, turn),
+      onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
     });
     turn.start();
     // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
@@ -121,7 +127,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.stops.cancel();
     await entry.client.ready();
     entry.active?.stop();
-    if (entry.client.getState().turnLive) await entry.client.append(stopChunk());
+    for (const turn of entry.draining) turn.stop();
+    entry.draining.clear();
+    if (entry.client.getState().turnLive) await this.appendStop(entry.client);
   }
 
   /**
@@ -177,6 +185,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const entry = this.chats.get(chatId);
     if (entry === undefined) return;
     entry.stops.cancel();
+    for (const earlier of entry.draining) earlier.release();
+    entry.draining.clear();
     const turn = entry.active;
     if (turn !== undefined) this.disconnectTurn(entry, turn);
   }
@@ -186,6 +196,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     for (const entry of this.chats.values()) {
       entry.stops.cancel();
       entry.active?.release();
+      for (const earlier of entry.draining) earlier.release();
       entry.client.close();
     }
     this.chats.clear();
@@ -204,37 +215,97 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.stops.flush(); // a stop decided before this send goes out before it
     const { client } = entry;
     const startedAt = client.environment.now();
+    serializeAppend(chunk as ChatInputChunk); // PAYLOAD_TOO_LARGE before any request
     await client.ensureSession();
     const before = client.getState();
-    const mode: TurnMode = { type: 'send', trigger: call.trigger, expectLeftovers: before.turnLive };
-    const turn = this.replace(entry, {
-      client,
-      from: before.lastEventId,
-      mode,
-      peekSettled: false,
-      startedAt,
-      onCancel: () => this.onDisconnect(entry, turn),
+    const active = entry.active;
+    const earlier = active?.live === true && !active.finished ? active : undefined;
+    // The cursor is the live edge only when this page read the previous turn to its end;
+    // otherwise (a fresh page, a stale cursor, a turn never seen finishing) read to the edge first.
+    const edgeKnown = earlier === undefined && entry.edge !== undefined && entry.edge === before.lastEventId;
+    const mode: TurnMode = {
+      type: 'send',
+      trigger: call.trigger,
+      attribution: {
+        edge: edgeKnown ? before.lastEventId : undefined,
+        openAtCursor: edgeKnown ? false : before.turnLive && (earlier === undefined || earlier.started),
+        earlierStarts: earlier !== undefined && !earlier.started ? 1 : 0,
+      },
+    };
+    entry.edge = undefined;
+    // Sending while a reply streams: the earlier turn keeps its reader to its own
+    // turn-complete (never truncated); this one skips its chunks.
+    if (earlier !== undefined) entry.draining.add(earlier);
+    const turn = this.replace(
+      entry,
+      {
+        client,
+        from: before.lastEventId,
+        mode,
+        peekSettled: false,
+        startedAt,
+        onCancel: () => this.onDisconnect(entry, turn),
+        onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
+      },
+      earlier === undefined,
+    );
+    // The stop path: aborting settles the send at once (also mid-retry); an attempt that
+    // may have stored the message is followed by a stop. An unmount (abort, then disconnect
+    // in the same tick) lets the send finish instead.
+    const appendAbort = new AbortController();
+    let attempted = false;
+    let appended = false;
+    listenForAbort(call.abortSignal, () => {
+      if (appended) {
+        this.stopTurn(entry, turn);
+        return;
+      }
+      turn.stop();
+      entry.stops.schedule(() => {
+        appendAbort.abort();
+        if (attempted) this.sendStop(entry.client);
+      });
     });
-    // Reading starts with the append so the connection is open when the first chunk lands.
+    // Reading starts before the append so the connection is open when the first chunk lands.
     turn.start();
+    await turn.edgeKnown;
+    if (turn.error !== undefined) throw turn.error;
+    turn.appendSent();
     let result: AppendResult;
     try {
       result = await client.append(chunk as ChatInputChunk, {
         headers: call.headers as HeadersOption | undefined,
+        signal: appendAbort.signal,
+        onAttempt: () => {
+          attempted = true;
+        },
       });
     } catch (error) {
       turn.stop();
       if (entry.active === turn) entry.active = undefined;
       throw error;
     }
-    if (!before.turnLive) client.store.setState({ turnLive: true, turnStartCursor: before.lastEventId });
+    appended = true;
+    if (!before.turnLive || !client.getState().turnLive)
+      client.store.setState({ turnLive: true, turnStartCursor: before.lastEventId });
     turn.appendDone(result.seq);
-    listenForAbort(call.abortSignal, () => this.stopTurn(entry, turn));
     return turn.stream;
   }
 
-  private replace(entry: ChatEntry, options: ConstructorParameters<typeof TurnStream>[0]): TurnStream {
-    entry.active?.release();
+  /** Bookkeeping when a turn stream ends: the live edge is known only after a clean end. */
+  private onTurnEnd(entry: ChatEntry, turn: TurnStream, outcome: TurnOutcome): void {
+    entry.draining.delete(turn);
+    if (entry.active === turn && (outcome === 'completed' || outcome === 'rejected')) {
+      entry.edge = turn.completedSeq;
+    }
+  }
+
+  private replace(
+    entry: ChatEntry,
+    options: ConstructorParameters<typeof TurnStream>[0],
+    releasePrevious = true,
+  ): TurnStream {
+    if (releasePrevious) entry.active?.release();
     const turn = new TurnStream(options);
     entry.active = turn;
     return turn;
@@ -265,8 +336,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     }
   }
 
+  /** Appends `stop`; once stored, the turn is over for this page (a remount does not resume it). */
+  private async appendStop(client: SessionClient): Promise<void> {
+    await client.append(stopChunk());
+    client.store.setState({ turnLive: false, turnStartCursor: undefined });
+  }
+
   private sendStop(client: SessionClient): void {
-    client.append(stopChunk()).catch((error: unknown) => {
+    this.appendStop(client).catch((error: unknown) => {
       if (isDurableChatError(error))
         client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
       else client.environment.warn(`could not append stop for chat ${client.chatId}: ${String(error)}`);
@@ -292,7 +369,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       onEvent: options.onEvent,
       environment: options.environment,
     });
-    const entry: ChatEntry = { client, active: undefined, stops: new DeferredStop(client.environment) };
+    const entry: ChatEntry = {
+      client,
+      active: undefined,
+      stops: new DeferredStop(client.environment),
+      draining: new Set(),
+      edge: undefined,
+    };
     this.chats.set(chatId, entry);
     return entry;
   }

@@ -2,23 +2,53 @@ import type { UIMessageChunk } from 'ai';
 import type { SessionClient } from '../client/session-client.js';
 import { TurnRejectedError } from '../errors/connection-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
+import { RunGoneError } from '../errors/run-gone-error.js';
 import { StreamDisconnectedError } from '../errors/stream-disconnected-error.js';
 import { CONTROL } from '../protocol/headers.js';
 import type { ClassifiedRecord, ControlRecord } from '../protocol/records.js';
 import { ChunkOutbox } from './chunk-outbox.js';
 import { EmittedLog } from './emitted-log.js';
+import { type GoneReason, TurnLiveness } from './turn-liveness.js';
 
 /**
- * `send`: a turn this page just appended. Chunks are held until the reader reaches the live
- * edge, so records of earlier turns (a stale or trimmed cursor) never reach the chat; an
- * earlier turn's turn-complete discards what was held. `expectLeftovers`: an earlier turn
- * was still live (stopped, or never read to its end): hold until its turn-complete arrives.
- * `replay`: a resumed turn. `knownStart`: reading from the turn's own start cursor;
- * otherwise from an older cursor, holding chunks until the live edge shows which turn is live.
+ * What a send knows about `.out` when its append goes out, so it can tell its own reply
+ * from an earlier turn's without the server's `seq` / `session-in-event-id`.
+ */
+export interface SendAttribution {
+  /**
+   * Highest `seq_num` known to exist on `.out` before the append (every record at or below
+   * it was written before this send). `undefined`: read to the live edge first.
+   */
+  edge: number | undefined;
+  /** A turn was open at the reader's cursor (this page's belief): its rest comes first. */
+  openAtCursor: boolean;
+  /** Earlier sends whose reply has not begun yet: their `start` chunks come before ours. */
+  earlierStarts: number;
+}
+
+/**
+ * `send`: a turn this page appends. `replay`: a resumed turn; `knownStart` reads from the
+ * turn's own start cursor, otherwise from an older cursor, holding chunks until the live
+ * edge shows which turn is live.
  */
 export type TurnMode =
-  | { type: 'send'; trigger: 'submit-message' | 'regenerate-message' | 'action'; expectLeftovers: boolean }
+  | {
+      type: 'send';
+      trigger: 'submit-message' | 'regenerate-message' | 'action';
+      attribution: SendAttribution;
+    }
   | { type: 'replay'; knownStart: boolean };
+
+/** How a turn stream ended. */
+export type TurnOutcome =
+  | 'completed' // its own turn-complete
+  | 'rejected' // turn-complete with no content after a submit (TURN_REJECTED)
+  | 'run-gone' // the run serving it is gone (RUN_GONE)
+  | 'failed' // the reader failed (SESSION_CLOSED, STREAM_DISCONNECTED, ...)
+  | 'stopped' // the user stopped it
+  | 'released' // this page let go (a newer reader, disconnect, close)
+  | 'cancelled' // the consumer cancelled the stream
+  | 'drained'; // the reader ended by itself (a settled peek)
 
 export interface TurnStreamOptions {
   client: SessionClient;
@@ -29,54 +59,103 @@ export interface TurnStreamOptions {
   startedAt: number;
   /** Called once when the stream is cancelled by its consumer (not by `stop()`). */
   onCancel?: () => void;
+  /** Called once when the turn ends, however it ends. */
+  onEnd?: (outcome: TurnOutcome) => void;
 }
 
-/** Structural chunks; anything else counts as content (a turn with none after a submit is rejected). */
 /** Chunks queued for a slow consumer before the `.out` read pauses. */
 const QUEUE_HIGH_WATER_MARK = 256;
+/** Records held while the append is in flight before the `.out` read pauses. */
+const APPEND_QUEUE_LIMIT = 256;
+/** With nothing sent this long after the first connection opened, `.out` was empty at the cursor. */
+const EMPTY_STREAM_GRACE_MS = 250;
 
+/** Structural chunks; anything else counts as content (a turn with none after a submit is rejected). */
 const STRUCTURAL = new Set(['start', 'start-step', 'finish-step', 'finish', 'message-metadata', 'abort']);
 
 /**
+ * The turn's lifecycle. Leaving a phase releases what it held; `ended` releases the reader,
+ * the liveness timer, the queues and a paused producer, whatever the way out.
+ *
+ * | phase \ event | edge known (tail) | append stored | data chunk          | turn-complete              | silence / run gone | stop, release, cancel, reader error |
+ * |---------------|-------------------|---------------|---------------------|----------------------------|--------------------|-------------------------------------|
+ * | locating      | edge fixed; the transport appends → appending | – | moves the edge (not ours) | moves the edge      | –                  | ended                               |
+ * | appending     | –                 | streaming (queue replayed) | attributed, emitted | ours? needs the append's seq: queued; else decided | – | ended       |
+ * | holding       | streaming (held emitted) | –      | held                | earlier turn: held dropped; replay: kept | ended (RUN_GONE) | ended                         |
+ * | streaming     | –                 | –             | attributed, emitted | ours → ended (completed / rejected); earlier → streaming | ended (RUN_GONE) | ended |
+ * | ended         | –                 | –             | –                   | –                          | –                  | –                                   |
+ */
+type Phase =
+  | { type: 'locating'; timer: unknown }
+  | { type: 'appending'; queued: ClassifiedRecord[]; caughtUp: boolean }
+  | {
+      type: 'holding';
+      held: UIMessageChunk[];
+      completed: { chunks: UIMessageChunk[]; record: ControlRecord } | undefined;
+    }
+  | { type: 'streaming' }
+  | { type: 'ended'; outcome: TurnOutcome };
+
+/**
  * One turn's chunks as a `ReadableStream<UIMessageChunk>`: reads `.out` from a cursor,
- * forwards data chunks and ends at the turn's own turn-complete. Records are handled
+ * forwards this turn's data chunks and ends at its own turn-complete. Records are handled
  * synchronously as they arrive (no per-chunk promise), which keeps the hot path cheap.
  */
 export class TurnStream {
   readonly stream: ReadableStream<UIMessageChunk>;
   /** Resolves with the peek verdict once the first `.out` connection answers. */
   readonly firstResponse: Promise<boolean>;
+  /** Send mode: resolves once the live edge is known (the append may go out). */
+  readonly edgeKnown: Promise<void>;
   private readonly controller: ReadableStreamDefaultController<UIMessageChunk>;
   /** Chunks beyond the stream's high-water mark (a backlog released at once) wait here. */
   private readonly outbox: ChunkOutbox<UIMessageChunk>;
   private readonly abort = new AbortController();
   private resolveFirstResponse: (settled: boolean) => void = () => {};
-  private appendPending: boolean;
+  private resolveEdge: () => void = () => {};
+  private phase: Phase;
+  private failure: unknown;
+  // Attribution (send mode).
+  private edge: number;
+  private readonly cursor: number;
+  private earlierOpen: boolean;
+  private earlierStarts: number;
+  private earlierRestarting = false;
   private appendSeq: number | undefined;
-  private queued: ClassifiedRecord[] = [];
-  private holding: boolean;
-  /** Send mode: an earlier turn's turn-complete must pass before held chunks can be ours. */
-  private awaitingEarlierTurn: boolean;
-  /** A tail that arrived while the append was pending, applied once it resolves. */
-  private queuedCaughtUp = false;
-  private held: UIMessageChunk[] = [];
-  private completed: { chunks: UIMessageChunk[]; record: ControlRecord } | undefined;
+  // What was emitted.
   private content = false;
-  /** What was emitted so far: after `upgrade-required` the new run re-streams the turn from its start. */
+  private firstChunkSeen = false;
+  /** After `upgrade-required` the new run re-streams the turn from its start: compare to this. */
   private readonly emitted = new EmittedLog();
   private restartIndex: number | undefined;
-  private firstChunkSeen = false;
-  private ended = false;
-  private turnCompleted = false;
+  private turnOver = false;
+  private completedAt: number | undefined;
   /** Nobody will read the stream (a settled peek drains in the background): drop chunks. */
   private detached = false;
   private resumeProducer: (() => void) | undefined;
+  private liveness: TurnLiveness | undefined;
+  private connected = false;
 
   constructor(private readonly options: TurnStreamOptions) {
     const { mode } = options;
-    this.appendPending = mode.type === 'send';
-    this.holding = mode.type === 'send' || !mode.knownStart;
-    this.awaitingEarlierTurn = mode.type === 'send' && mode.expectLeftovers;
+    this.cursor = options.from ?? -1;
+    if (mode.type === 'send') {
+      const { attribution } = mode;
+      this.edge = attribution.edge ?? this.cursor;
+      this.earlierOpen = attribution.openAtCursor;
+      this.earlierStarts = attribution.earlierStarts;
+      this.phase =
+        attribution.edge === undefined
+          ? { type: 'locating', timer: undefined }
+          : { type: 'appending', queued: [], caughtUp: false };
+    } else {
+      this.edge = -1;
+      this.earlierOpen = false;
+      this.earlierStarts = 0;
+      this.phase = mode.knownStart
+        ? { type: 'streaming' }
+        : { type: 'holding', held: [], completed: undefined };
+    }
     let captured: ReadableStreamDefaultController<UIMessageChunk> | undefined;
     this.stream = new ReadableStream<UIMessageChunk>(
       {
@@ -88,11 +167,11 @@ export class TurnStream {
           if (!this.outbox.pending) this.wakeProducer();
         },
         cancel: () => {
-          this.outbox.clear();
-          if (this.ended) return;
-          this.ended = true;
-          this.abort.abort();
-          this.wakeProducer();
+          if (this.phase.type === 'ended') {
+            this.outbox.clear();
+            return;
+          }
+          this.end('cancelled');
           options.onCancel?.();
         },
       },
@@ -105,71 +184,92 @@ export class TurnStream {
     this.firstResponse = new Promise((resolve) => {
       this.resolveFirstResponse = resolve;
     });
+    this.edgeKnown = new Promise((resolve) => {
+      this.resolveEdge = resolve;
+    });
+    if (this.phase.type !== 'locating') this.resolveEdge();
   }
 
-  /** True until the turn's own turn-complete has been read. */
+  /** True until the turn is over on the server: its own turn-complete, or its run is gone. */
   get live(): boolean {
-    return !this.turnCompleted;
+    return !this.turnOver;
   }
 
   get finished(): boolean {
-    return this.ended;
+    return this.phase.type === 'ended';
   }
 
-  /** Starts reading `.out`. In send mode records queue until `appendDone()`. */
+  /** True once a chunk of this turn's reply was shown. */
+  get started(): boolean {
+    return this.firstChunkSeen;
+  }
+
+  /** `seq_num` of the turn's own turn-complete, once read. */
+  get completedSeq(): number | undefined {
+    return this.completedAt;
+  }
+
+  /** The error that ended the stream before the append went out, if any. */
+  get error(): unknown {
+    return this.failure;
+  }
+
+  /** Starts reading `.out`. */
   start(): void {
-    const { client, from, peekSettled } = this.options;
+    const { client, peekSettled, mode } = this.options;
+    // Locating reads from one record before the cursor, so the server answers at once with
+    // a batch (and its tail) instead of waiting for the next ping.
+    const from =
+      this.phase.type === 'locating' && this.options.from !== undefined && this.options.from > 0
+        ? this.options.from - 1
+        : this.options.from;
+    if (mode.type === 'replay') this.watch();
     client
       .read(
         { from, peekSettled, signal: this.abort.signal },
         {
-          onRecord: (record) => {
-            if (this.appendPending) {
-              this.queued.push(record);
-              return undefined;
-            }
-            return this.handle(record);
-          },
-          onTail: (caughtUp) => {
-            if (this.appendPending) this.queuedCaughtUp = caughtUp;
-            else if (caughtUp) this.caughtUp();
-          },
+          onRecord: (record) => this.onRecord(record),
+          onTail: (caughtUp, edge, batch) => this.onTail(caughtUp, edge, batch),
           onFirstResponse: (settled) => this.resolveFirstResponse(settled),
+          onConnection: (open) => this.onConnection(open),
           waitForCapacity: () => this.waitForCapacity(),
         },
       )
       .then(
         () => {
           this.resolveFirstResponse(true);
-          this.close();
+          this.end('drained');
         },
         (error: unknown) => {
           this.resolveFirstResponse(false);
-          this.fail(error);
+          this.end('failed', error);
         },
       );
   }
 
-  /** The append was stored (with its `.in` seq when known): queued records are processed now. */
-  appendDone(seq: number | undefined): void {
-    this.appendSeq = seq;
-    this.appendPending = false;
-    const queued = this.queued;
-    this.queued = [];
-    for (const record of queued) {
-      if (this.ended || this.handle(record) === true) {
-        if (!this.ended) this.abort.abort();
-        return;
-      }
-    }
-    if (this.queuedCaughtUp) this.caughtUp();
+  /** Send mode: the append is going out now; later records may be this turn's. */
+  appendSent(): void {
+    if (this.phase.type !== 'locating') return;
+    this.options.client.environment.clearTimeout(this.phase.timer);
+    this.phase = { type: 'appending', queued: [], caughtUp: false };
   }
 
-  /** Ends the stream now (stop, or a newer stream for the same chat); the reader is released. */
+  /** The append was stored (with its `.in` seq when known): queued records are processed now. */
+  appendDone(seq: number | undefined): void {
+    if (this.phase.type !== 'appending') return;
+    this.appendSeq = seq;
+    const { queued, caughtUp } = this.phase;
+    this.phase = { type: 'streaming' };
+    this.watch();
+    for (const record of queued) {
+      if (this.handle(record) === true || this.phase.type !== 'streaming') return;
+    }
+    if (caughtUp) this.wakeProducer();
+  }
+
+  /** Ends the stream now (the user stopped): what was shown stays, the reader is released. */
   stop(): void {
-    this.abort.abort();
-    this.close();
-    this.wakeProducer();
+    this.end('stopped');
   }
 
   /**
@@ -178,17 +278,7 @@ export class TurnStream {
    * `StreamDisconnectedError`, never as a silent completion. The agent keeps going.
    */
   release(): void {
-    this.abort.abort();
-    if (this.live && !this.ended) {
-      this.ended = true;
-      this.wakeProducer();
-      this.outbox.clear();
-      this.controller.error(
-        new StreamDisconnectedError({ detail: 'this reader was released; resume to continue' }),
-      );
-      return;
-    }
-    this.close();
+    this.end('released');
   }
 
   /** The stream will not be read (a settled reconnect): keep reading to move the cursor, drop chunks. */
@@ -198,10 +288,83 @@ export class TurnStream {
     this.wakeProducer();
   }
 
+  private watch(): void {
+    if (this.liveness !== undefined || this.phase.type === 'ended') return;
+    this.liveness = new TurnLiveness(this.options.client, (reason, silentForMs) =>
+      this.runGone(reason, silentForMs),
+    );
+    this.liveness.connection(this.connected);
+    this.liveness.start();
+  }
+
+  private onRecord(record: ClassifiedRecord): boolean | undefined {
+    const phase = this.phase;
+    switch (phase.type) {
+      case 'locating':
+        this.locate(record);
+        return undefined;
+      case 'appending':
+        if (phase.queued.length > 0) {
+          phase.queued.push(record);
+          return undefined;
+        }
+        return this.handle(record);
+      case 'ended':
+        return true;
+      default:
+        return this.handle(record);
+    }
+  }
+
+  private onTail(caughtUp: boolean, edge: number, batch: boolean): void {
+    if (batch) this.liveness?.activity();
+    const phase = this.phase;
+    if (phase.type === 'locating') {
+      if (edge > this.edge) this.edge = edge;
+      this.resolveEdge();
+      return;
+    }
+    if (phase.type === 'appending') {
+      if (phase.queued.length > 0) phase.caughtUp ||= caughtUp;
+      return;
+    }
+    if (phase.type === 'holding' && caughtUp) this.caughtUp(phase);
+  }
+
+  private onConnection(open: boolean): void {
+    this.connected = open;
+    this.liveness?.connection(open);
+    const phase = this.phase;
+    if (!open || phase.type !== 'locating' || phase.timer !== undefined) return;
+    // The server sends what it has at once; nothing at all means nothing was there.
+    const env = this.options.client.environment;
+    phase.timer = env.setTimeout(() => this.resolveEdge(), EMPTY_STREAM_GRACE_MS);
+  }
+
+  /** Before the append goes out, every record is an earlier turn's: it only moves the edge. */
+  private locate(record: ClassifiedRecord): void {
+    const seq = record.seqNum;
+    if (seq <= this.cursor) return;
+    if (seq > this.edge) this.edge = seq;
+    this.noteEarlier(record);
+  }
+
+  /** Tracks whether an earlier turn is open (its records are not ours). */
+  private noteEarlier(record: ClassifiedRecord): void {
+    if (record.kind === 'data') this.earlierOpen = true;
+    else if (record.kind === 'control' && record.control === CONTROL.turnComplete) this.earlierOpen = false;
+  }
+
   private waitForCapacity(): Promise<void> | undefined {
-    if (this.ended || this.detached) return undefined;
+    const phase = this.phase;
+    if (phase.type === 'ended' || this.detached) return undefined;
+    if (phase.type === 'appending' && phase.queued.length >= APPEND_QUEUE_LIMIT) return this.pause();
     const size = this.controller.desiredSize;
     if (size === null || (size > 0 && !this.outbox.pending)) return undefined;
+    return this.pause();
+  }
+
+  private pause(): Promise<void> {
     return new Promise<void>((resolve) => {
       this.resumeProducer = resolve;
     });
@@ -214,50 +377,101 @@ export class TurnStream {
   }
 
   private handle(record: ClassifiedRecord): boolean | undefined {
+    if (this.options.mode.type === 'send') return this.handleSent(record);
     if (record.kind === 'data') {
-      if (this.holding) this.held.push(record.chunk);
-      else if (this.restartIndex === undefined || !this.isRestreamed(record.chunk)) this.emit(record.chunk);
+      const phase = this.phase;
+      if (phase.type === 'holding') phase.held.push(record.chunk);
+      else this.emitFresh(record.chunk);
       return undefined;
     }
     if (record.kind !== 'control') return undefined;
-    if (record.control === CONTROL.turnComplete) return this.onTurnComplete(record);
+    if (record.control === CONTROL.turnComplete) {
+      const phase = this.phase;
+      if (phase.type === 'holding') {
+        phase.completed = { chunks: phase.held, record };
+        phase.held = [];
+        return undefined;
+      }
+      this.finishTurn(record);
+      return true;
+    }
     if (record.control === CONTROL.upgradeRequired) {
-      this.options.client.emit({
-        type: 'upgrade-required',
-        chatId: this.options.client.chatId,
-        seqNum: record.seqNum,
-      });
-      // The swapped-in run answers the turn again from its start: drop what it repeats.
-      if (this.holding) this.held = [];
-      else if (this.emitted.length > 0) this.restartIndex = 0;
+      this.upgraded(record);
+      const phase = this.phase;
+      if (phase.type === 'holding') phase.held = [];
     }
     // Unknown control names (header or legacy `trigger:*` form) are dropped.
     return undefined;
   }
 
-  private onTurnComplete(record: ControlRecord): boolean | undefined {
-    const { mode, client } = this.options;
-    if (mode.type === 'send') {
-      const inEventId = record.sessionInEventId;
-      const ours =
-        this.appendSeq !== undefined && inEventId !== undefined
-          ? inEventId >= this.appendSeq
-          : !this.awaitingEarlierTurn;
-      if (!ours) {
-        // An earlier turn ended here: what was held belongs to it; ours starts after this record.
-        this.held = [];
-        this.awaitingEarlierTurn = false;
-        client.store.setState({ turnStartCursor: record.seqNum });
-        return undefined;
-      }
-    } else if (this.holding) {
-      this.completed = { chunks: this.held, record };
-      this.held = [];
+  /**
+   * A send's records after the edge: an earlier turn open at the edge (or an earlier send
+   * whose reply has not begun) answers first; its chunks are not ours. A `start` while an
+   * earlier turn is open, with none of ours pending and no upgrade re-stream, means that
+   * turn was abandoned (its run died): our reply begins there.
+   */
+  private handleSent(record: ClassifiedRecord): boolean | undefined {
+    if (record.seqNum <= this.edge) {
+      if (record.seqNum > this.cursor) this.noteEarlier(record);
       return undefined;
     }
-    this.flushHeld();
-    this.finishTurn(record);
-    return true;
+    if (record.kind === 'data') {
+      const chunk = record.chunk;
+      if (this.earlierOpen || this.earlierStarts > 0) {
+        if (chunk.type !== 'start') return undefined;
+        if (this.earlierRestarting) {
+          this.earlierRestarting = false;
+          return undefined;
+        }
+        if (this.earlierStarts > 0) {
+          this.earlierStarts--;
+          this.earlierOpen = true;
+          return undefined;
+        }
+        this.earlierOpen = false;
+      }
+      this.emitFresh(chunk);
+      return undefined;
+    }
+    if (record.kind !== 'control') return undefined;
+    if (record.control === CONTROL.turnComplete) {
+      const inEventId = record.sessionInEventId;
+      const phase = this.phase;
+      if (inEventId !== undefined && phase.type === 'appending') {
+        // Whether it answers this send depends on the append's seq: decide once it is known.
+        phase.queued.push(record);
+        return undefined;
+      }
+      const ours =
+        inEventId !== undefined && this.appendSeq !== undefined
+          ? inEventId >= this.appendSeq
+          : !this.earlierOpen && this.earlierStarts === 0;
+      if (!ours) {
+        this.earlierOpen = false;
+        this.earlierRestarting = false;
+        this.options.client.store.setState({ turnStartCursor: record.seqNum });
+        return undefined;
+      }
+      this.finishTurn(record);
+      return true;
+    }
+    if (record.control === CONTROL.upgradeRequired) {
+      if (this.earlierOpen) this.earlierRestarting = true;
+      else this.upgraded(record);
+    }
+    return undefined;
+  }
+
+  private upgraded(record: ControlRecord): void {
+    const { client } = this.options;
+    client.emit({ type: 'upgrade-required', chatId: client.chatId, seqNum: record.seqNum });
+    this.liveness?.upgraded();
+    // The swapped-in run answers the turn again from its start: drop what it repeats.
+    if (this.emitted.length > 0) this.restartIndex = 0;
+  }
+
+  private emitFresh(chunk: UIMessageChunk): void {
+    if (this.restartIndex === undefined || !this.isRestreamed(chunk)) this.emit(chunk);
   }
 
   /**
@@ -272,37 +486,28 @@ export class TurnStream {
     return same;
   }
 
-  /** The reader reached the live edge: what is held now is the live turn's. */
-  private caughtUp(): void {
-    if (!this.holding || this.awaitingEarlierTurn || this.ended) return;
-    this.holding = false;
-    if (this.held.length > 0) {
-      this.flushHeld();
+  /** Replay from an older cursor reached the live edge: what is held now is the live turn's. */
+  private caughtUp(phase: Phase & { type: 'holding' }): void {
+    const { held, completed } = phase;
+    this.phase = { type: 'streaming' };
+    if (held.length > 0) {
+      this.emitAll(held);
       return;
     }
-    const completed = this.completed;
     if (completed === undefined) return;
     // Not settled at peek time, nothing after the last turn-complete now: that turn ended meanwhile.
     this.emitAll(completed.chunks);
     this.finishTurn(completed.record);
-    this.abort.abort();
-  }
-
-  private flushHeld(): void {
-    const held = this.held;
-    this.held = [];
-    this.emitAll(held);
   }
 
   /** A backlog: handed to the stream as it makes room, never all at once (see `ChunkOutbox`). */
   private emitAll(chunks: UIMessageChunk[]): void {
-    if (this.ended || chunks.length === 0) return;
+    if (this.phase.type === 'ended' || chunks.length === 0) return;
     for (const chunk of chunks) this.note(chunk);
     if (!this.detached) this.outbox.pushAll(chunks);
   }
 
   private emit(chunk: UIMessageChunk): void {
-    if (this.ended) return;
     this.note(chunk);
     if (!this.detached) this.outbox.push(chunk);
   }
@@ -320,34 +525,78 @@ export class TurnStream {
 
   private finishTurn(record: ControlRecord): void {
     const { client, mode } = this.options;
-    this.turnCompleted = true;
-    client.store.setState({ turnLive: false, turnStartCursor: undefined });
+    this.turnOver = true;
+    this.completedAt = record.seqNum;
     const rejected = mode.type === 'send' && mode.trigger === 'submit-message' && !this.content;
     client.emit({ type: 'turn-completed', chatId: client.chatId, seqNum: record.seqNum, rejected });
-    if (rejected) this.fail(new TurnRejectedError());
-    else this.close();
+    if (rejected) this.end('rejected', new TurnRejectedError());
+    else this.end('completed');
   }
 
-  private close(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.outbox.close();
+  private runGone(reason: GoneReason, silentForMs: number): void {
+    if (this.phase.type === 'ended') return;
+    this.turnOver = true;
+    this.end('run-gone', new RunGoneError({ reason, silentForMs }));
+  }
+
+  /** The one way out of every phase: releases the reader, timers, queues and a paused producer. */
+  private end(outcome: TurnOutcome, error?: unknown): void {
+    const phase = this.phase;
+    if (phase.type === 'ended') return;
+    if (phase.type === 'locating') this.options.client.environment.clearTimeout(phase.timer);
+    this.phase = { type: 'ended', outcome };
+    this.abort.abort();
+    this.liveness?.stop();
+    this.resolveEdge();
     this.wakeProducer();
+    const { client } = this.options;
+    switch (outcome) {
+      case 'completed':
+        // The turn is over for this page only once the consumer has every chunk: a reload
+        // before that replays the turn instead of losing its end.
+        this.outbox.close(() => {
+          if (this.detached || client.getState().closed) return;
+          client.store.setState({ turnLive: false, turnStartCursor: undefined });
+        });
+        return;
+      case 'stopped':
+      case 'drained':
+        this.outbox.close();
+        return;
+      case 'cancelled':
+        this.outbox.clear();
+        return;
+      case 'released':
+        if (!this.live) {
+          this.outbox.close();
+          return;
+        }
+        this.outbox.clear();
+        this.controller.error(
+          new StreamDisconnectedError({ detail: 'this reader was released; resume to continue' }),
+        );
+        return;
+      case 'rejected':
+      case 'run-gone':
+      case 'failed':
+        this.fail(error);
+        return;
+    }
   }
 
   private fail(error: unknown): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.wakeProducer();
+    const { client } = this.options;
     this.outbox.clear();
+    this.failure = error;
     let reported = error;
     if (isDurableChatError(error) && error.code === 'STREAM_DISCONNECTED') {
       reported = new StreamDisconnectedError({ detail: error.message, cause: error });
     }
-    if (isDurableChatError(error)) {
-      const { client } = this.options;
-      client.emit({ type: 'error', chatId: client.chatId, error, fatal: true });
+    if (isDurableChatError(error) && (error.code === 'TURN_REJECTED' || error.code === 'RUN_GONE')) {
+      // The turn is over on the server: nothing to resume.
+      client.store.setState({ turnLive: false, turnStartCursor: undefined });
     }
+    if (isDurableChatError(error)) client.emit({ type: 'error', chatId: client.chatId, error, fatal: true });
     this.controller.error(reported);
   }
 }

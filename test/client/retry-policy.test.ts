@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   backoffDelay,
   DEFAULT_RETRY_OPTIONS,
+  normalizeResetAt,
   rateLimitDelay,
   resolveRetryOptions,
 } from '../../src/client/retry-policy.js';
@@ -43,19 +44,29 @@ describe('backoffDelay', () => {
 });
 
 describe('rateLimitDelay', () => {
+  const NOW = 1_763_000_000_000; // epoch ms, as a real clock reads
+
   it('waits until x-ratelimit-reset (epoch ms) plus a small jitter', () => {
-    expect(rateLimitDelay(1, 10_700, 10_000, options, 0)).toBe(700);
-    expect(rateLimitDelay(1, 10_700, 10_000, options, 0.99)).toBeLessThanOrEqual(
+    expect(rateLimitDelay(1, NOW + 700, NOW, options, 0)).toBe(700);
+    expect(rateLimitDelay(1, NOW + 700, NOW, options, 0.99)).toBeLessThanOrEqual(
       700 + options.firstRetryDelayMs,
     );
   });
 
   it('retries at once when the reset is already past', () => {
-    expect(rateLimitDelay(3, 5_000, 10_000, options, 0)).toBe(0);
+    expect(rateLimitDelay(3, NOW - 5_000, NOW, options, 0)).toBe(0);
+  });
+
+  it('a reset in epoch seconds or in seconds from now still waits (retries are not made immediate)', () => {
+    expect(normalizeResetAt(NOW / 1000 + 30, NOW)).toBe(NOW + 30_000);
+    expect(normalizeResetAt(30, NOW)).toBe(NOW + 30_000);
+    expect(rateLimitDelay(1, NOW / 1000 + 30, NOW, options, 0)).toBe(30_000);
+    expect(rateLimitDelay(1, 12, NOW, options, 0)).toBe(12_000);
+    expect(rateLimitDelay(1, 120, NOW, options, 0)).toBeUndefined(); // beyond maxRateLimitWaitMs
   });
 
   it('gives up (undefined) when the reset is further away than maxRateLimitWaitMs', () => {
-    expect(rateLimitDelay(1, 10_000 + options.maxRateLimitWaitMs + 1, 10_000, options, 0)).toBeUndefined();
+    expect(rateLimitDelay(1, NOW + options.maxRateLimitWaitMs + 1, NOW, options, 0)).toBeUndefined();
   });
 
   it('falls back to backoff, never below initialDelayMs, without a reset header', () => {

@@ -30,8 +30,15 @@ export async function startEchoServer(options: StartDevServerOptions = {}): Prom
   });
 }
 
-/** What an app's server route does: create (or return) the session with the secret key. */
-export function startSessionVia(server: DevServer, counter?: { calls: number }) {
+/**
+ * What an app's server route does: create (or return) the session with the secret key.
+ * It reports the row's `currentRunId` (the liveness source) unless `liveness: false`.
+ */
+export function startSessionVia(
+  server: DevServer,
+  counter?: { calls: number },
+  options: { liveness?: boolean } = {},
+) {
   return async ({ chatId, taskIdentifier, clientData }: StartSessionInput): Promise<StartSessionResult> => {
     if (counter) counter.calls++;
     const response = await fetch(`${server.url}/api/v1/sessions`, {
@@ -44,10 +51,16 @@ export function startSessionVia(server: DevServer, counter?: { calls: number }) 
         triggerConfig: { basePayload: { chatId, trigger: 'preload', metadata: clientData } },
       }),
     });
-    const body = (await response.json()) as { publicAccessToken: string; id: string };
+    const body = (await response.json()) as {
+      publicAccessToken: string;
+      id: string;
+      currentRunId?: string | null;
+    };
     if (!response.ok)
       throw httpErrorFromResponse({ status: response.status, operation: 'create session', body });
-    return { publicAccessToken: body.publicAccessToken, sessionId: body.id };
+    const result: StartSessionResult = { publicAccessToken: body.publicAccessToken, sessionId: body.id };
+    if (options.liveness !== false) result.currentRunId = body.currentRunId ?? null;
+    return result;
   };
 }
 
