@@ -208,22 +208,16 @@ describe('defects 2 and 3: attribution without seq / session-in-event-id', () =>
   it('after a turn this page never saw finish, the next reply streams (first chunk long before its end)', async () => {
     const chatId = uniqueChatId('unseen-end');
     const persistence = memoryPersistence();
-    const { transport: before } = defaultTransport({ fetch: withoutSeq(), persistence });
-    const earlier = await before.sendMessages({
-      trigger: 'submit-message',
-      chatId,
-      messageId: undefined,
-      messages: [userMessage('an earlier turn, left behind')],
-      abortSignal: undefined,
-    });
-    await earlier.getReader().read();
-    before.disconnect(chatId); // the page goes away with the turn live
+    const { transport: before } = defaultTransport({ persistence });
+    const chat = new TestChat({ id: chatId, transport: before });
+    await chat.sendMessage({ text: 'an earlier turn' });
+    // The page went away after its cursor moved past the turn-complete but before it
+    // recorded the turn as over: the record still says a turn is live.
+    before.getClient(chatId).store.setState({ turnLive: true, turnStartCursor: undefined });
     await before.getClient(chatId).flushPersistence();
     before.close();
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the earlier turn finishes unseen
     const timeline: [string, number][] = [];
     const { transport } = defaultTransport({
-      fetch: withoutSeq(),
       persistence,
       onEvent: (event) => timeline.push([event.type, Date.now()]),
     });
@@ -242,6 +236,22 @@ describe('defects 2 and 3: attribution without seq / session-in-event-id', () =>
     expect(text).toBe('Echo: the next one, slowly');
     const at = (type: string) => timeline.find(([name]) => name === type)?.[1] ?? Number.NaN;
     expect(at('turn-completed') - at('first-chunk')).toBeGreaterThan(300);
+    transport.close();
+  });
+
+  it('the same flows without seq: a fresh page after an unseen end streams its own reply', async () => {
+    const chatId = uniqueChatId('unseen-end-noseq');
+    const persistence = memoryPersistence();
+    const { transport: before } = defaultTransport({ persistence, fetch: withoutSeq() });
+    const chat = new TestChat({ id: chatId, transport: before });
+    await chat.sendMessage({ text: 'an earlier turn' });
+    before.getClient(chatId).store.setState({ turnLive: true, turnStartCursor: undefined });
+    await before.getClient(chatId).flushPersistence();
+    before.close();
+    const { transport } = defaultTransport({ persistence, fetch: withoutSeq() });
+    const next = new TestChat({ id: chatId, transport });
+    await next.sendMessage({ text: 'the next one' });
+    expect(transcript(next.messages)).toEqual(['user: the next one', 'assistant: Echo: the next one']);
     transport.close();
   });
 });
