@@ -271,24 +271,33 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await turn.edgeKnown;
     if (turn.error !== undefined) throw turn.error;
     turn.appendSent();
-    let result: AppendResult;
-    try {
-      result = await client.append(chunk as ChatInputChunk, {
+    // Live from the moment the append goes out: a reply can stream (and even end) before
+    // the append's response arrives, and a reload meanwhile must resume it.
+    const wasLive = client.getState().turnLive;
+    if (!wasLive) client.store.setState({ turnLive: true, turnStartCursor: before.lastEventId });
+    // The stream is returned now, not when the append is answered: a slow or retried append
+    // never holds back a reply that is already streaming. Its failure errors the stream.
+    client
+      .append(chunk as ChatInputChunk, {
         headers: call.headers as HeadersOption | undefined,
         signal: appendAbort.signal,
         onAttempt: () => {
           attempted = true;
         },
-      });
-    } catch (error) {
-      turn.stop();
-      if (entry.active === turn) entry.active = undefined;
-      throw error;
-    }
-    appended = true;
-    if (!before.turnLive || !client.getState().turnLive)
-      client.store.setState({ turnLive: true, turnStartCursor: before.lastEventId });
-    turn.appendDone(result.seq);
+      })
+      .then(
+        (result: AppendResult) => {
+          appended = true;
+          turn.appendDone(result.seq);
+        },
+        (error: unknown) => {
+          // Not stored (or nothing of it seen): the turn is not live after all.
+          if (!wasLive && !turn.started && !client.getState().closed)
+            client.store.setState({ turnLive: false, turnStartCursor: before.turnStartCursor });
+          turn.appendFailed(error);
+          if (entry.active === turn) entry.active = undefined;
+        },
+      );
     return turn.stream;
   }
 

@@ -267,6 +267,11 @@ export class TurnStream {
     if (caughtUp) this.wakeProducer();
   }
 
+  /** The append failed (after its retries): the stream errors with that error. */
+  appendFailed(error: unknown): void {
+    this.end('failed', error);
+  }
+
   /** Ends the stream now (the user stopped): what was shown stays, the reader is released. */
   stop(): void {
     this.end('stopped');

@@ -7,7 +7,9 @@ import { armFault, describeFault, type Fault, prng, randomFaults } from './suppo
 /**
  * The same two-turn conversation, fault-free and under faults: the final messages and the
  * exact chunk sequence per turn must match (nothing lost, nothing repeated), with no error
- * surfacing to the chat and no hang.
+ * surfacing to the chat and no hang; no `.out` connection is open 1 s after its turn's
+ * stream closed; and each reply streamed over time (its first chunk was not held until
+ * the turn-complete).
  */
 const LANES = 4;
 const RANDOM_SCHEDULES = 240;
@@ -20,7 +22,7 @@ let chatCounter = 0;
 
 beforeAll(async () => {
   for (let lane = 0; lane < LANES; lane++) servers.push(await startEchoServer());
-  baseline = await runConversation(servers[0] as DevServer, 'baseline');
+  baseline = await runConversation(servers[0] as DevServer, 'baseline', { transport: PACED });
   expect(baseline.errors).toEqual([]);
   expect(baseline.transcript).toEqual([
     'user: first message to echo back',
@@ -34,6 +36,9 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
 });
 
+/** The agent paces its deltas, so "streamed over time" is observable. */
+const PACED = { clientData: { delayMs: 25 } };
+
 /** Records in the first turn's `.out` reading (chunks + turn-complete). */
 const TURN_RECORDS = 16;
 
@@ -41,6 +46,7 @@ async function runUnder(server: DevServer, faultsPerTurn: Fault[][], label: stri
   const chatId = `matrix-${++chatCounter}`;
   const result = await runConversation(server, chatId, {
     label,
+    transport: PACED,
     beforeTurn: (turn, transport) => {
       server.faults.reset();
       for (const fault of faultsPerTurn[turn] ?? []) armFault(server, transport, chatId, fault);
@@ -52,6 +58,10 @@ async function runUnder(server: DevServer, faultsPerTurn: Fault[][], label: stri
   expect(result.status, context).toBe('ready');
   expect(result.transcript, context).toEqual(baseline.transcript);
   expect(result.chunks, context).toEqual(baseline.chunks);
+  // No `.out` connection outlives its turn's stream by more than a second.
+  expect(result.lingering, context).toBe(0);
+  // Each reply streamed: its first chunk reached the chat well before its turn-complete.
+  for (const spread of result.spreadMs) expect(spread, context).toBeGreaterThan(0);
 }
 
 /** Runs `cases` on every lane at once (each lane owns a server, so faults never cross). */

@@ -5,10 +5,71 @@ import type { SessionChatTransport } from '../../../src/transport/session-chat-t
 import type { SessionChatTransportOptions } from '../../../src/transport/transport-options.js';
 import { createTransport, TestChat, transcript } from './dev-server-fixture.js';
 
+/** One `.out` request: when it was sent and when its response ended (undefined: still open). */
+export interface OutConnection {
+  openedAt: number;
+  closedAt: number | undefined;
+}
+
+/** The real fetch, noting when each `.out` connection opens and when its body ends. */
+export function outConnectionLog(inner: typeof fetch = fetch): {
+  fetch: typeof fetch;
+  connections: OutConnection[];
+} {
+  const connections: OutConnection[] = [];
+  const wrapped: typeof fetch = async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (!new URL(url).pathname.endsWith('/out')) return inner(input, init);
+    const entry: OutConnection = { openedAt: Date.now(), closedAt: undefined };
+    connections.push(entry);
+    const close = () => {
+      entry.closedAt ??= Date.now();
+    };
+    let response: Response;
+    try {
+      response = await inner(input, init);
+    } catch (error) {
+      close();
+      throw error;
+    }
+    if (response.body === null) {
+      close();
+      return response;
+    }
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            close();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          close();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        close();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+  return { fetch: wrapped, connections };
+}
+
 /** Passes every call through and keeps a copy of every chunk the AI SDK received. */
 export class CapturingTransport implements ChatTransport<UIMessage> {
   readonly resumeStreamIsReplay = true;
   readonly chunks: UIMessageChunk[][] = [];
+  /** Per stream: when its first chunk reached the copy, and when the stream ended. */
+  readonly timings: { firstChunkAt: number | undefined; closedAt: number | undefined }[] = [];
   private readonly copies: Promise<void>[] = [];
 
   constructor(readonly inner: SessionChatTransport) {}
@@ -30,6 +91,8 @@ export class CapturingTransport implements ChatTransport<UIMessage> {
     const [forChat, forCopy] = stream.tee();
     const copy: UIMessageChunk[] = [];
     this.chunks.push(copy);
+    const timing: (typeof this.timings)[number] = { firstChunkAt: undefined, closedAt: undefined };
+    this.timings.push(timing);
     this.copies.push(
       (async () => {
         const reader = forCopy.getReader();
@@ -37,10 +100,13 @@ export class CapturingTransport implements ChatTransport<UIMessage> {
           for (;;) {
             const { done, value } = await reader.read();
             if (done) return;
+            timing.firstChunkAt ??= Date.now();
             copy.push(value);
           }
         } catch {
           // The chat side reports the error; the copy just stops.
+        } finally {
+          timing.closedAt = Date.now();
         }
       })(),
     );
@@ -65,6 +131,22 @@ export interface ConversationResult {
   errors: unknown[];
   events: SessionEvent[];
   status: string;
+  /** Per stream: ms from its first chunk to its end (0: everything arrived at once). */
+  spreadMs: number[];
+  /** `.out` connections opened before a stream ended and still open 1 s after it. */
+  lingering: number;
+}
+
+/** A conversation's `.out` connections still open 1 s after the stream they served ended. */
+function lingeringConnections(connections: OutConnection[], closes: number[]): number {
+  let lingering = 0;
+  for (const closedAt of closes) {
+    for (const connection of connections) {
+      if (connection.openedAt > closedAt) continue;
+      if (connection.closedAt === undefined || connection.closedAt > closedAt + 1_000) lingering++;
+    }
+  }
+  return lingering;
 }
 
 function normalise(chunk: UIMessageChunk): string {
@@ -86,7 +168,8 @@ export async function runConversation(
     label?: string;
   } = {},
 ): Promise<ConversationResult> {
-  const { transport, events } = createTransport(server, options.transport);
+  const log = outConnectionLog(options.transport?.fetch ?? fetch);
+  const { transport, events } = createTransport(server, { ...options.transport, fetch: log.fetch });
   const capturing = new CapturingTransport(transport);
   const errors: unknown[] = [];
   const chat = new TestChat({ id: chatId, transport: capturing, onError: (error) => errors.push(error) });
@@ -109,7 +192,21 @@ export async function runConversation(
       }
     }
     await capturing.settled();
+    // The last stream's reader must let go within 1 s too (the transport is still open).
+    const deadline = Date.now() + 1_000;
+    while (log.connections.some((connection) => connection.closedAt === undefined) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const closes = capturing.timings.flatMap((timing) =>
+      timing.closedAt === undefined ? [] : [timing.closedAt],
+    );
     return {
+      spreadMs: capturing.timings.map((timing) =>
+        timing.firstChunkAt === undefined || timing.closedAt === undefined
+          ? 0
+          : timing.closedAt - timing.firstChunkAt,
+      ),
+      lingering: lingeringConnections(log.connections, closes),
       transcript: transcript(chat.messages),
       chunks: capturing.chunks.map((chunks) => chunks.map(normalise)),
       errors,
