@@ -109,6 +109,7 @@ export class SessionClient {
   private readonly hydration: Promise<void>;
   private starting: Promise<void> | undefined;
   private appendQueue: Promise<void> = Promise.resolve();
+  private pendingAppends = 0;
 
   constructor(private readonly options: SessionClientOptions) {
     this.chatId = options.chatId;
@@ -148,6 +149,11 @@ export class SessionClient {
     this.context.emit(event);
   }
 
+  /** True while an append is queued or in flight, or a reader is open. */
+  get busy(): boolean {
+    return this.pendingAppends > 0 || this.readers.size > 0;
+  }
+
   /** Resolves once the persisted record, if any, has been loaded. */
   ready(): Promise<void> {
     return this.hydration;
@@ -178,6 +184,7 @@ export class SessionClient {
     const body = serializeAppend(chunk);
     // Appends of one chat go out one at a time, in call order: a stop must never overtake
     // the message it stops, nor a message the stop sent just before it.
+    this.pendingAppends++;
     const previous = this.appendQueue;
     let done = () => {};
     this.appendQueue = new Promise<void>((resolve) => {
@@ -197,6 +204,7 @@ export class SessionClient {
         options.onAttempt,
       );
     } finally {
+      this.pendingAppends--;
       done();
     }
     this.emit({

@@ -11,7 +11,20 @@ export class ChunkOutbox<T> {
   private draining = false;
   private onClosed: (() => void) | undefined;
 
-  constructor(private readonly controller: ReadableStreamDefaultController<T>) {}
+  /**
+   * With `highWaterMark` (the stream's), `close()` also waits until the consumer has read
+   * what the stream itself queued: `onClosed` then means every chunk was handed over.
+   */
+  constructor(
+    private readonly controller: ReadableStreamDefaultController<T>,
+    private readonly highWaterMark?: number,
+  ) {}
+
+  private streamQueueEmpty(): boolean {
+    if (this.highWaterMark === undefined) return true;
+    const size = this.controller.desiredSize;
+    return size === null || size >= this.highWaterMark;
+  }
 
   /** True while chunks wait here: whatever arrives later must queue behind them. */
   get pending(): boolean {
@@ -67,7 +80,7 @@ export class ChunkOutbox<T> {
     if (this.next >= this.items.length) {
       this.items = [];
       this.next = 0;
-      if (this.closeWhenEmpty) {
+      if (this.closeWhenEmpty && this.streamQueueEmpty()) {
         this.closeWhenEmpty = false;
         this.controller.close();
         this.closed();
@@ -86,7 +99,7 @@ export class ChunkOutbox<T> {
    */
   close(onClosed?: () => void): void {
     this.onClosed = onClosed;
-    if (this.pending) this.closeWhenEmpty = true;
+    if (this.pending || !this.streamQueueEmpty()) this.closeWhenEmpty = true;
     else {
       this.controller.close();
       this.closed();

@@ -18,6 +18,9 @@ import { DeferredStop, listenForAbort } from './deferred-stop.js';
 import { mergeMetadata, type SessionChatTransportOptions, withPayloadExtras } from './transport-options.js';
 import { type TurnMode, type TurnOutcome, TurnStream } from './turn-stream.js';
 
+/** Disconnected chats whose client is kept (see `evictIdle`). */
+const DISCONNECTED_CHATS_KEPT = 32;
+
 type SendOptions<UI_MESSAGE extends UIMessage> = Parameters<ChatTransport<UI_MESSAGE>['sendMessages']>[0];
 type ReconnectOptions<UI_MESSAGE extends UIMessage> = Parameters<
   ChatTransport<UI_MESSAGE>['reconnectToStream']
@@ -59,6 +62,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 {
   readonly resumeStreamIsReplay = true;
   private readonly chats = new Map<string, ChatEntry>();
+  /** Chats this page disconnected, oldest first: idle ones beyond the cap are dropped. */
+  private readonly disconnected = new Set<string>();
 
   constructor(private readonly options: SessionChatTransportOptions) {}
 
@@ -189,6 +194,29 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.draining.clear();
     const turn = entry.active;
     if (turn !== undefined) this.disconnectTurn(entry, turn);
+    this.disconnected.delete(chatId);
+    this.disconnected.add(chatId);
+    this.evictIdle();
+  }
+
+  /**
+   * Keeps the per-chat map bounded: of the chats this page disconnected, only the most
+   * recent `DISCONNECTED_CHATS_KEPT` keep their client; older idle ones (no reader, no
+   * append in flight) are closed and forgotten. A later call for such a chat starts a new
+   * client from persistence.
+   */
+  private evictIdle(): void {
+    if (this.disconnected.size <= DISCONNECTED_CHATS_KEPT) return;
+    for (const chatId of this.disconnected) {
+      if (this.disconnected.size <= DISCONNECTED_CHATS_KEPT) return;
+      const entry = this.chats.get(chatId);
+      this.disconnected.delete(chatId);
+      if (entry === undefined) continue;
+      if (entry.active !== undefined || entry.draining.size > 0 || entry.client.busy) continue;
+      entry.stops.cancel();
+      entry.client.close();
+      this.chats.delete(chatId);
+    }
   }
 
   /** Releases every reader of every chat, as a disconnect. Sessions stay open on the server. */
@@ -200,6 +228,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       entry.client.close();
     }
     this.chats.clear();
+    this.disconnected.clear();
   }
 
   private async startTurn(
@@ -361,7 +390,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   private entry(chatId: string): ChatEntry {
     const existing = this.chats.get(chatId);
-    if (existing !== undefined) return existing;
+    if (existing !== undefined) {
+      this.disconnected.delete(chatId);
+      return existing;
+    }
     const { options } = this;
     const client = new SessionClient({
       baseURL: options.baseURL,

@@ -180,7 +180,7 @@ export class TurnStream {
     );
     if (captured === undefined) throw new Error('ReadableStream did not call start synchronously');
     this.controller = captured;
-    this.outbox = new ChunkOutbox(captured);
+    this.outbox = new ChunkOutbox(captured, QUEUE_HIGH_WATER_MARK);
     this.firstResponse = new Promise((resolve) => {
       this.resolveFirstResponse = resolve;
     });
@@ -230,6 +230,7 @@ export class TurnStream {
         {
           onRecord: (record) => this.onRecord(record),
           onTail: (caughtUp, edge, batch) => this.onTail(caughtUp, edge, batch),
+          onTrimmed: () => this.onTrimmed(),
           onFirstResponse: (settled) => this.resolveFirstResponse(settled),
           onConnection: (open) => this.onConnection(open),
           waitForCapacity: () => this.waitForCapacity(),
@@ -334,6 +335,20 @@ export class TurnStream {
       return;
     }
     if (phase.type === 'holding' && caughtUp) this.caughtUp(phase);
+  }
+
+  /**
+   * A replay from the turn's own start found that start trimmed: `.out` is trimmed only
+   * after later turn-completes, so that turn ended long ago. It ends here, empty, instead of
+   * showing a later turn's records as its own.
+   */
+  private onTrimmed(): void {
+    const { mode, client } = this.options;
+    if (mode.type !== 'replay' || !mode.knownStart || this.firstChunkSeen) return;
+    if (this.phase.type !== 'streaming') return;
+    this.turnOver = true;
+    this.end('drained');
+    client.store.setState({ turnLive: false, turnStartCursor: undefined });
   }
 
   private onConnection(open: boolean): void {
