@@ -7,8 +7,9 @@ import type { DevHono } from '../app.js';
 import type { DevServerContext } from '../context.js';
 import type { Session } from '../store/session.js';
 import { authorizeSession } from './authorize.js';
+import { hangUntilGone } from './hold-request.js';
 import { OutConnection } from './out-connection.js';
-import { badRequestFrom, CORS_HEADERS, errorResponse } from './responses.js';
+import { badRequestFrom, CORS_HEADERS, dropConnection, errorResponse } from './responses.js';
 import { nodeSink, type SseSink, streamSink } from './sse-sink.js';
 
 function isTrimCommand(record: OutRecord): boolean {
@@ -53,6 +54,11 @@ export function mountOutRoute(app: DevHono, context: DevServerContext): void {
       }
     }
     const session = authorized.session;
+    const plan = context.faults.takeOutPlan();
+    if (plan.hang === true) {
+      await hangUntilGone(context, c.req.raw.signal);
+      return dropConnection(c);
+    }
     const settled = c.req.header(HEADER.peekSettled) === '1' && isSettled(session);
     const headers: Record<string, string> = {
       ...CORS_HEADERS,
@@ -80,7 +86,7 @@ export function mountOutRoute(app: DevHono, context: DevServerContext): void {
       settled,
       peekCloseMs: context.options.peekCloseMs,
       maxBatchRecords: context.options.maxBatchRecords,
-      plan: context.faults.takeOutPlan(),
+      plan,
       pieceBytes: () => context.faults.sseChunkBytes,
       onError: (error) => context.logger.warn(`session ${session.row.id}: a .out write failed`, error),
       registry: context.streams,

@@ -40,7 +40,11 @@ export async function writeTurnComplete(
     ? await context.tokens.mint(session.tokenKey, sessionScopes(session.tokenKey, options.runId))
     : undefined;
   const previous = session.lastTurnCompleteSeq;
-  const extra = { publicAccessToken: token, sessionInEventId: options.inSeq ?? undefined };
+  const correlate = context.faults.wire.sessionInEventId;
+  const extra = {
+    publicAccessToken: token,
+    sessionInEventId: correlate ? (options.inSeq ?? undefined) : undefined,
+  };
   const target = previous ?? session.out.oldestSeq;
   const written = session.out.append([
     (seqNum, timestamp) => turnCompleteRecord(seqNum, timestamp, extra),
