@@ -14,6 +14,8 @@ export interface OutConnectionPlan {
   stallAfterRecords?: number;
   /** Never answer: no status, no headers, until the client gives up or the server closes. */
   hang?: boolean;
+  /** Answer this status instead of the stream (409: as for a closed session, with its code). */
+  status?: number;
 }
 
 /**
@@ -119,6 +121,14 @@ export class Faults {
   /** `.out` streams go silent after `records` records: no record, ping or `[DONE]`, socket open. */
   stallOutAfter(records: number, options: { connections?: number } = {}): void {
     this.outPlans.push({ plan: { stallAfterRecords: records }, remaining: options.connections ?? 1 });
+  }
+
+  /**
+   * The next `connections` `.out` requests answer `status` instead of a stream (e.g. 500, or
+   * 409 with `code: 'session_closed'` as a server that refuses reads of a closed session would).
+   */
+  failOutConnections(connections = 1, status = 500): void {
+    this.outPlans.push({ plan: { status }, remaining: connections });
   }
 
   /** The next `.out` requests are never answered (no headers), as over a half-open connection. */

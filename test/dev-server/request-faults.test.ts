@@ -196,6 +196,18 @@ describe('.out connections that go quiet', () => {
     expect(normal.text).toContain('[DONE]');
   });
 
+  it('failOutConnections: 409 session_closed or a 5xx instead of the stream; the next connection is normal', async () => {
+    const c = await openChat(server, 'refuse-out');
+    server.faults.failOutConnections(1, 409);
+    server.faults.failOutConnections(1, 503);
+    const closed = await readOut(server, c.chatId, c.token, { timeoutSeconds: 1 });
+    expect(closed.status).toBe(409);
+    expect(JSON.parse(closed.raw)).toMatchObject({ code: 'session_closed', closedReason: null });
+    expect((await readOut(server, c.chatId, c.token, { timeoutSeconds: 1 })).status).toBe(503);
+    const normal = await readOut(server, c.chatId, c.token, { timeoutSeconds: 1 });
+    expect(normal).toMatchObject({ status: 200, ended: 'done' });
+  });
+
   it('stallOutAfter: the records up to the stall, then no record, ping or [DONE] with the socket open', async () => {
     const c = await openChat(server, 'stall-out');
     await sendText(server, c.chatId, c.token, c.chatId, 'abcdefghijklmnop');

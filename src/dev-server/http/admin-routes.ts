@@ -12,6 +12,7 @@ const FAULT_METHODS = [
   'duplicateReplay',
   'stallOutAfter',
   'hangOutConnections',
+  'failOutConnections',
   'writeSseInPieces',
   'failAppends',
   'failAppendsAfterStoring',
