@@ -19,6 +19,12 @@ export function uniqueChatId(name: string): string {
   return `${name}-${++chatCounter}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
+/**
+ * Options every `startEchoServer` of this test file starts with. A conformance file sets
+ * them before importing the flows, to run the same tests against another kind of server.
+ */
+export const serverDefaults: StartDevServerOptions = {};
+
 /** A dev server on port 0 with the echo agent; quiet unless a test asks for its warnings. */
 export async function startEchoServer(options: StartDevServerOptions = {}): Promise<DevServer> {
   return startDevServer({
@@ -26,6 +32,7 @@ export async function startEchoServer(options: StartDevServerOptions = {}): Prom
     agents: [echoAgent],
     logger: quietLogger,
     trimDelayMs: 60_000,
+    ...serverDefaults,
     ...options,
   });
 }
