@@ -42,6 +42,8 @@ interface ChatEntry {
   draining: Set<TurnStream>;
   /** `.out`'s live edge, when this page read the last turn to its end (no read needed to find it). */
   edge: number | undefined;
+  /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
+  messageIds: Map<string, string>;
 }
 
 /**
@@ -75,7 +77,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       const message = messages[messages.length - 1];
       if (message === undefined)
         throw new ValidationError({ message: 'there is no message to send', field: 'messages' });
-      chunk = submitChunk({ chatId, message, metadata });
+      // A reply taken over by a new run after an upgrade is known to the agent by that run's id.
+      const actualId =
+        message.role === 'assistant' ? this.chats.get(chatId)?.messageIds.get(message.id) : undefined;
+      chunk = submitChunk({
+        chatId,
+        message: actualId === undefined ? message : { ...message, id: actualId },
+        metadata,
+      });
     } else chunk = regenerateChunk<UI_MESSAGE>({ chatId, messageId, metadata });
     return this.startTurn(chatId, withPayloadExtras(chunk, options.body), {
       trigger,
@@ -101,6 +110,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       startedAt: client.environment.now(),
       onCancel: () => this.onDisconnect(entry, turn),
       onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
+      onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
     });
     turn.start();
     // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
@@ -275,6 +285,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         startedAt,
         onCancel: () => this.onDisconnect(entry, turn),
         onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
+        onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
       },
       earlier === undefined,
     );
@@ -328,6 +339,11 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         },
       );
     return turn.stream;
+  }
+
+  private aliasMessageId(entry: ChatEntry, shown: string, actual: string): void {
+    if (entry.messageIds.size >= 64) entry.messageIds.clear(); // only recent replies get tool responses
+    entry.messageIds.set(shown, actual);
   }
 
   /** Bookkeeping when a turn stream ends: the live edge is known only after a clean end. */
@@ -416,6 +432,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       stops: new DeferredStop(client.environment),
       draining: new Set(),
       edge: undefined,
+      messageIds: new Map(),
     };
     this.chats.set(chatId, entry);
     return entry;

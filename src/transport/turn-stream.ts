@@ -61,6 +61,22 @@ export interface TurnStreamOptions {
   onCancel?: () => void;
   /** Called once when the turn ends, however it ends. */
   onEnd?: (outcome: TurnOutcome) => void;
+  /**
+   * After an upgrade the new run streams the message under `actual`; the chat keeps showing
+   * it as `shown`. Tool approvals and outputs for it must go under `actual`.
+   */
+  onMessageIdAlias?: (shown: string, actual: string) => void;
+}
+
+/**
+ * A new run took over the turn after `upgrade-required` and its answer differs from what was
+ * shown: the message keeps its id (the new run's id is reported as an alias for tool
+ * responses), and the new run's part ids that were already used get a suffix.
+ */
+interface UpgradeCarry {
+  generation: number;
+  renamed: Map<string, string>;
+  closedOld: boolean;
 }
 
 /** Chunks queued for a slow consumer before the `.out` read pauses. */
@@ -69,6 +85,15 @@ const QUEUE_HIGH_WATER_MARK = 256;
 const APPEND_QUEUE_LIMIT = 256;
 /** With nothing sent this long after the first connection opened, `.out` was empty at the cursor. */
 const EMPTY_STREAM_GRACE_MS = 250;
+
+const PART_CHUNKS = new Set([
+  'text-start',
+  'text-delta',
+  'text-end',
+  'reasoning-start',
+  'reasoning-delta',
+  'reasoning-end',
+]);
 
 /** Structural chunks; anything else counts as content (a turn with none after a submit is rejected). */
 const STRUCTURAL = new Set(['start', 'start-step', 'finish-step', 'finish', 'message-metadata', 'abort']);
@@ -128,6 +153,14 @@ export class TurnStream {
   /** After `upgrade-required` the new run re-streams the turn from its start: compare to this. */
   private readonly emitted = new EmittedLog();
   private restartIndex: number | undefined;
+  /** After an upgrade whose new run answers differently: how its chunks are carried on. */
+  private carry: UpgradeCarry | undefined;
+  /** Text and reasoning parts opened and not yet ended (closed off when a new run takes over). */
+  private readonly openParts = new Map<string, 'text' | 'reasoning'>();
+  /** Every part id this turn emitted (a new run's part reusing one is renamed). */
+  private readonly partIds = new Set<string>();
+  /** The message id the first `start` chunk showed. */
+  private shownMessageId: string | undefined;
   private turnOver = false;
   private completedAt: number | undefined;
   /** Nobody will read the stream (a settled peek drains in the background): drop chunks. */
@@ -487,23 +520,80 @@ export class TurnStream {
     client.emit({ type: 'upgrade-required', chatId: client.chatId, seqNum: record.seqNum });
     this.liveness?.upgraded();
     // The swapped-in run answers the turn again from its start: drop what it repeats.
-    if (this.emitted.length > 0) this.restartIndex = 0;
-  }
-
-  private emitFresh(chunk: UIMessageChunk): void {
-    if (this.restartIndex === undefined || !this.isRestreamed(chunk)) this.emit(chunk);
+    if (this.carry !== undefined) {
+      this.carry = undefined; // a second upgrade: compare again from the start
+      this.restartIndex = 0;
+    } else if (this.emitted.length > 0) this.restartIndex = 0;
   }
 
   /**
-   * After an upgrade, a chunk equal to the one emitted at the same position is a repeat
-   * (a `start` matches whatever its message id: the message keeps the id it was shown with).
-   * The first difference ends the comparison and everything from there is emitted.
+   * After an upgrade the new run answers the turn again from its start. While its chunks
+   * equal what was shown at the same position (a `start` matches whatever its message id),
+   * they are repeats and dropped; once it has repeated everything shown, it simply goes on.
+   * At the first real difference the new run answers differently: see `emitCarried`.
    */
-  private isRestreamed(chunk: UIMessageChunk): boolean {
-    const index = this.restartIndex ?? 0;
-    const same = this.emitted.matches(index, chunk);
-    this.restartIndex = same ? index + 1 : undefined;
-    return same;
+  private emitFresh(chunk: UIMessageChunk): void {
+    if (this.carry !== undefined) {
+      this.emitCarried(chunk);
+      return;
+    }
+    const index = this.restartIndex;
+    if (index === undefined) {
+      this.emit(chunk);
+      return;
+    }
+    if (index >= this.emitted.length) {
+      this.restartIndex = undefined;
+      this.emit(chunk);
+      return;
+    }
+    if (this.emitted.matches(index, chunk)) {
+      this.restartIndex = index + 1;
+      // Repeated, but the new run knows the message by its own id.
+      if (chunk.type === 'start') this.reportAlias(chunk.messageId);
+      return;
+    }
+    this.restartIndex = undefined;
+    this.carry = { generation: 1, renamed: new Map(), closedOld: false };
+    this.emitCarried(chunk);
+  }
+
+  private reportAlias(actual: string | undefined): void {
+    const shown = this.shownMessageId;
+    if (actual !== undefined && shown !== undefined && actual !== shown) {
+      this.options.onMessageIdAlias?.(shown, actual);
+    }
+  }
+
+  /**
+   * The new run answers differently. What was shown stays (a streamed part cannot be taken
+   * back); the first part the new run opens closes the old run's open ones, and the new
+   * answer follows in the same message (its `start` is not shown again; its id becomes an
+   * alias for tool responses). A new part reusing an old part id gets a suffix.
+   */
+  private emitCarried(chunk: UIMessageChunk): void {
+    const carry = this.carry as UpgradeCarry;
+    if (chunk.type === 'start') {
+      this.reportAlias(chunk.messageId);
+      return;
+    }
+    if (chunk.type === 'text-start' || chunk.type === 'reasoning-start') {
+      if (!carry.closedOld) {
+        carry.closedOld = true;
+        for (const [id, kind] of [...this.openParts]) {
+          this.emit(kind === 'text' ? { type: 'text-end', id } : { type: 'reasoning-end', id });
+        }
+      }
+      if (this.partIds.has(chunk.id)) carry.renamed.set(chunk.id, `${chunk.id}~${carry.generation}`);
+    }
+    if (PART_CHUNKS.has(chunk.type)) {
+      const renamed = carry.renamed.get((chunk as { id: string }).id);
+      if (renamed !== undefined) {
+        this.emit({ ...chunk, id: renamed } as UIMessageChunk);
+        return;
+      }
+    }
+    this.emit(chunk);
   }
 
   /** Replay from an older cursor reached the live edge: what is held now is the live turn's. */
@@ -541,6 +631,24 @@ export class TurnStream {
     }
     if (!this.content && !STRUCTURAL.has(chunk.type)) this.content = true;
     this.emitted.record(chunk);
+    // Part bookkeeping for an upgrade's take-over; only part starts and ends pay for it.
+    switch (chunk.type) {
+      case 'start':
+        this.shownMessageId ??= chunk.messageId;
+        break;
+      case 'text-start':
+        this.openParts.set(chunk.id, 'text');
+        this.partIds.add(chunk.id);
+        break;
+      case 'reasoning-start':
+        this.openParts.set(chunk.id, 'reasoning');
+        this.partIds.add(chunk.id);
+        break;
+      case 'text-end':
+      case 'reasoning-end':
+        this.openParts.delete(chunk.id);
+        break;
+    }
   }
 
   private finishTurn(record: ControlRecord): void {
