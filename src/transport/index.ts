@@ -5,4 +5,10 @@ export {
   type SessionChatTransportOptions,
   withPayloadExtras,
 } from './transport-options.js';
-export { type TurnMode, TurnStream, type TurnStreamOptions } from './turn-stream.js';
+export {
+  type SendAttribution,
+  type TurnMode,
+  type TurnOutcome,
+  TurnStream,
+  type TurnStreamOptions,
+} from './turn-stream.js';

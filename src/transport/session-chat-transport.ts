@@ -422,6 +422,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       fetch: options.fetch,
       persistence: options.persistence,
       retry: options.retry,
+      liveness: options.liveness,
       streamTimeoutSeconds: options.streamTimeoutSeconds,
       onEvent: options.onEvent,
       environment: options.environment,
