@@ -12,16 +12,22 @@ import { armFault, describeFault, type Fault, prng, randomFaults } from './suppo
  * the turn-complete).
  */
 const LANES = 4;
+const BARE_LANES = 2;
 const RANDOM_SCHEDULES = 240;
 const BATCH = 24;
 const baseSeed = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 const servers: DevServer[] = [];
+/** Servers that send neither the append's `seq` nor `session-in-event-id` (optional on the wire). */
+const bareServers: DevServer[] = [];
 let baseline: ConversationResult;
 let chatCounter = 0;
 
 beforeAll(async () => {
   for (let lane = 0; lane < LANES; lane++) servers.push(await startEchoServer());
+  for (let lane = 0; lane < BARE_LANES; lane++) {
+    bareServers.push(await startEchoServer({ wire: { appendSeq: false, sessionInEventId: false } }));
+  }
   baseline = await runConversation(servers[0] as DevServer, 'baseline', { transport: PACED });
   expect(baseline.errors).toEqual([]);
   expect(baseline.transcript).toEqual([
@@ -33,7 +39,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
+  await Promise.all([...servers, ...bareServers].map((server) => server.close()));
 });
 
 /** The agent paces its deltas, so "streamed over time" is observable. */
@@ -65,14 +71,17 @@ async function runUnder(server: DevServer, faultsPerTurn: Fault[][], label: stri
 }
 
 /** Runs `cases` on every lane at once (each lane owns a server, so faults never cross). */
-async function inLanes(cases: { faults: Fault[][]; label: string }[]): Promise<void> {
-  const queues = servers.map(() => [] as typeof cases);
+async function inLanes(
+  cases: { faults: Fault[][]; label: string }[],
+  pool: DevServer[] = servers,
+): Promise<void> {
+  const queues = pool.map(() => [] as typeof cases);
   cases.forEach((entry, index) => {
-    queues[index % LANES]?.push(entry);
+    queues[index % pool.length]?.push(entry);
   });
   await Promise.all(
     queues.map(async (queue, lane) => {
-      for (const entry of queue) await runUnder(servers[lane] as DevServer, entry.faults, entry.label);
+      for (const entry of queue) await runUnder(pool[lane] as DevServer, entry.faults, entry.label);
     }),
   );
 }
@@ -127,6 +136,20 @@ describe('fault matrix', () => {
     ]);
   });
 
+  it('appends answered after the whole turn, stored then failed, 429 resets in seconds', async () => {
+    await inLanes([
+      {
+        label: 'append held until the turn is written',
+        faults: [[{ kind: 'hold-append' }], [{ kind: 'hold-append' }]],
+      },
+      {
+        label: '500 after storing',
+        faults: [[{ kind: 'append-500-after-store' }], [{ kind: 'append-500-after-store' }]],
+      },
+      { label: '429 with a reset in seconds', faults: [[{ kind: 'append-429-seconds', count: 1 }], []] },
+    ]);
+  });
+
   it('500 and 429 bursts on append, and a lost append response', async () => {
     await inLanes([
       { label: 'one 500', faults: [[{ kind: 'append-500', count: 1 }], []] },
@@ -159,6 +182,27 @@ describe('fault matrix', () => {
         label: `upgrade after ${afterChunks} chunks`,
         faults: [[{ kind: 'upgrade', afterChunks } as Fault], []],
       })),
+    );
+  });
+
+  it('without seq / session-in-event-id: drops at every boundary, append faults, upgrades', async () => {
+    await inLanes(
+      [
+        ...boundaries.map((afterRecords) => ({
+          label: `bare wire: drop after ${afterRecords}`,
+          faults: [
+            [{ kind: 'drop', afterRecords, midFrame: afterRecords % 2 === 1 } as Fault],
+            [{ kind: 'drop', afterRecords, midFrame: false } as Fault],
+          ],
+        })),
+        { label: 'bare wire: lost append response', faults: [[{ kind: 'lost-append-response' }], []] },
+        { label: 'bare wire: append held', faults: [[{ kind: 'hold-append' }], [{ kind: 'hold-append' }]] },
+        { label: 'bare wire: 500 after storing', faults: [[], [{ kind: 'append-500-after-store' }]] },
+        { label: 'bare wire: three 500s', faults: [[{ kind: 'append-500', count: 3 }], []] },
+        { label: 'bare wire: upgrade', faults: [[{ kind: 'upgrade', afterChunks: 3 }], []] },
+        { label: 'bare wire: error event', faults: [[{ kind: 'error-event', afterRecords: 4 }], []] },
+      ],
+      bareServers,
     );
   });
 

@@ -12,7 +12,10 @@ export type Fault =
   | { kind: 'expire-tokens'; dropAfter: number }
   | { kind: 'revoke-token'; dropAfter: number }
   | { kind: 'tiny-writes'; bytes: number }
-  | { kind: 'upgrade'; afterChunks: number };
+  | { kind: 'upgrade'; afterChunks: number }
+  | { kind: 'hold-append' }
+  | { kind: 'append-500-after-store' }
+  | { kind: 'append-429-seconds'; count: number };
 
 export function describeFault(fault: Fault): string {
   return JSON.stringify(fault);
@@ -62,6 +65,15 @@ export function armFault(
     case 'upgrade':
       faults.upgradeMidTurn({ afterChunks: fault.afterChunks });
       return;
+    case 'hold-append':
+      faults.holdAppendResponses(1);
+      return;
+    case 'append-500-after-store':
+      faults.failAppendsAfterStoring(1, 500);
+      return;
+    case 'append-429-seconds':
+      faults.failAppends(fault.count, 429, { resetInMs: 1_000, resetFormat: 'delta-seconds' });
+      return;
   }
 }
 
@@ -93,12 +105,12 @@ export function randomFaults(random: () => number, records: number): Fault[] {
   const failedAppends = () =>
     faults.reduce((sum, fault) => {
       if (fault.kind === 'append-500' || fault.kind === 'append-429') return sum + fault.count;
-      return fault.kind === 'lost-append-response' ? sum + 1 : sum;
+      return fault.kind === 'lost-append-response' || fault.kind === 'append-500-after-store' ? sum + 1 : sum;
     }, 0);
   for (let index = 0; index < count; index++) {
     const spare = MAX_FAILED_APPENDS - failedAppends();
-    const kind = pick(10);
-    if (spare < 1 && (kind === 3 || kind === 4 || kind === 5)) {
+    const kind = pick(12);
+    if (spare < 1 && (kind === 3 || kind === 4 || kind === 5 || kind === 11)) {
       faults.push({ kind: 'drop', afterRecords: pick(records + 1), midFrame: random() < 0.5 });
       continue;
     }
@@ -130,8 +142,14 @@ export function randomFaults(random: () => number, records: number): Fault[] {
       case 8:
         faults.push({ kind: 'tiny-writes', bytes: 1 + pick(64) });
         break;
-      default:
+      case 9:
         faults.push({ kind: 'upgrade', afterChunks: 1 + pick(records - 4) });
+        break;
+      case 10:
+        faults.push({ kind: 'hold-append' });
+        break;
+      default:
+        faults.push({ kind: 'append-500-after-store' });
         break;
     }
   }
