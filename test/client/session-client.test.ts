@@ -284,6 +284,31 @@ describe('SessionClient.readOut', () => {
     client.close();
   });
 
+  it('an idle readOut on a healthy session survives many clean [DONE]s (they are not failures)', async () => {
+    // Default retry options; the server ends each long poll after 1 s (its Timeout-Seconds).
+    const { client, events } = makeClient({ streamTimeoutSeconds: 1, retry: undefined });
+    await client.preload();
+    const controller = new AbortController();
+    let failure: unknown;
+    const reading = (async () => {
+      for await (const _ of client.readOut({ signal: controller.signal })) {
+        // idle: nothing arrives
+      }
+    })().catch((error: unknown) => {
+      failure = error;
+    });
+    await waitFor(
+      () => events.filter((event) => event.type === 'stream-connected').length >= 11 || failure !== undefined,
+      20_000,
+      'eleven long polls',
+    );
+    expect(failure).toBeUndefined();
+    expect(client.getState().status.type).not.toBe('error');
+    controller.abort();
+    await reading;
+    client.close();
+  }, 25_000);
+
   it('wakes at once from a long backoff on `online`', async () => {
     const wake = createWakeSource();
     const { client, events } = makeClient({

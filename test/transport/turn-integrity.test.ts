@@ -327,6 +327,30 @@ describe('defect 6: stop is honoured while a send is retried', () => {
     transport.close();
   });
 
+  it('stop while an attempt that was stored is unanswered: the send settles and a stop follows it', async () => {
+    const clock = virtualClock();
+    const chatId = uniqueChatId('stop-stored');
+    const { transport } = defaultTransport({ environment: clock.environment });
+    await transport.preload(chatId);
+    server.faults.hangAppends(1, { store: true });
+    const controller = new AbortController();
+    const stream = await transport.sendMessages({
+      trigger: 'submit-message',
+      chatId,
+      messageId: undefined,
+      messages: [userMessage('stored but never answered, please stop')],
+      abortSignal: controller.signal,
+      metadata: { delayMs: 200 },
+    });
+    await waitFor(() => server.inspect(chatId)?.in.records === 1, 2_000, 'the stored message');
+    controller.abort();
+    await readAll(stream);
+    await waitFor(() => server.inspect(chatId)?.in.records === 2, 2_000, 'the stop after it');
+    await waitFor(() => transport.getState(chatId).turnLive === false, 2_000, 'turnLive false');
+    server.faults.reset();
+    transport.close();
+  });
+
   it('transport.stop(chatId) clears turnLive once the stop is stored: a remount does not resume', async () => {
     const chatId = uniqueChatId('stop-clears');
     const persistence = memoryPersistence();
