@@ -154,6 +154,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   async sendAction(chatId: string, action: unknown, options: SessionCallOptions = {}): Promise<AppendResult> {
     const entry = this.entry(chatId);
     entry.stops.flush();
+    entry.edge = undefined; // its output lands after the edge: the next send must read to it
     const { client, active } = entry;
     const chunk = actionChunk({
       chatId,
@@ -179,6 +180,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const chunk = userMessageChunk({ chatId, message, metadata });
     const entry = this.entry(chatId);
     entry.stops.flush();
+    entry.edge = undefined;
     return entry.client.append(chunk, { headers: options.headers, kind: 'pending-message' });
   }
 
@@ -259,6 +261,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const before = client.getState();
     const active = entry.active;
     const earlier = active?.live === true && !active.finished ? active : undefined;
+    // A live turn (an action, a send from before a reload) of which this page read nothing:
+    // its reply comes before ours, starting with its own `start`.
+    const liveUnstarted =
+      earlier === undefined &&
+      before.turnLive &&
+      before.turnStartCursor !== undefined &&
+      before.turnStartCursor === before.lastEventId;
     // The cursor is the live edge only when this page read the previous turn to its end;
     // otherwise (a fresh page, a stale cursor, a turn never seen finishing) read to the edge first.
     const edgeKnown = earlier === undefined && entry.edge !== undefined && entry.edge === before.lastEventId;
@@ -267,8 +276,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       trigger: call.trigger,
       attribution: {
         edge: edgeKnown ? before.lastEventId : undefined,
-        openAtCursor: edgeKnown ? false : before.turnLive && (earlier === undefined || earlier.started),
-        earlierStarts: earlier !== undefined && !earlier.started ? 1 : 0,
+        openAtCursor: edgeKnown
+          ? false
+          : before.turnLive && !liveUnstarted && (earlier === undefined || earlier.started),
+        earlierStarts: (earlier !== undefined && !earlier.started ? 1 : 0) + (liveUnstarted ? 1 : 0),
       },
     };
     entry.edge = undefined;
@@ -310,6 +321,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     turn.start();
     await turn.edgeKnown;
     if (turn.error !== undefined) throw turn.error;
+    // Stopped (or cancelled) before the message went out: it is not sent. A mere release
+    // (unmount) still sends what the user sent.
+    const ended = turn.outcome;
+    if (ended === 'stopped' || ended === 'cancelled') return turn.stream;
     turn.appendSent();
     // Live from the moment the append goes out: a reply can stream (and even end) before
     // the append's response arrives, and a reload meanwhile must resume it.

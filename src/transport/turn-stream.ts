@@ -242,6 +242,11 @@ export class TurnStream {
     return this.completedAt;
   }
 
+  /** How the stream ended, once it has. */
+  get outcome(): TurnOutcome | undefined {
+    return this.phase.type === 'ended' ? this.phase.outcome : undefined;
+  }
+
   /** The error that ended the stream before the append went out, if any. */
   get error(): unknown {
     return this.failure;
@@ -404,8 +409,16 @@ export class TurnStream {
 
   /** Tracks whether an earlier turn is open (its records are not ours). */
   private noteEarlier(record: ClassifiedRecord): void {
-    if (record.kind === 'data') this.earlierOpen = true;
-    else if (record.kind === 'control' && record.control === CONTROL.turnComplete) this.earlierOpen = false;
+    if (record.kind === 'data') {
+      // The earlier turn this page expected has started (or had, before the cursor).
+      if (this.earlierStarts > 0 && (record.chunk.type === 'start' || !this.earlierOpen))
+        this.earlierStarts--;
+      this.earlierOpen = true;
+    } else if (record.kind === 'control' && record.control === CONTROL.turnComplete) {
+      // A turn with no content (a rejected one) still answers an expected earlier send.
+      if (!this.earlierOpen && this.earlierStarts > 0) this.earlierStarts--;
+      this.earlierOpen = false;
+    }
   }
 
   private waitForCapacity(): Promise<void> | undefined {
@@ -500,6 +513,7 @@ export class TurnStream {
           ? inEventId >= this.appendSeq
           : !this.earlierOpen && this.earlierStarts === 0;
       if (!ours) {
+        if (!this.earlierOpen && this.earlierStarts > 0) this.earlierStarts--; // a turn with no content
         this.earlierOpen = false;
         this.earlierRestarting = false;
         this.options.client.store.setState({ turnStartCursor: record.seqNum });

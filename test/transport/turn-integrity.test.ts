@@ -188,6 +188,20 @@ describe('defects 2 and 3: attribution without seq / session-in-event-id', () =>
     transport.close();
   });
 
+  it('an action fired just before a send: the send shows its own reply, not the action output', async () => {
+    const chatId = uniqueChatId('action-then-send');
+    const { transport } = defaultTransport({ fetch: withoutSeq() });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'hi' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await chat.sendMessage({ text: 'after the action' });
+    expect(transcript(chat.messages).slice(-2)).toEqual([
+      'user: after the action',
+      'assistant: Echo: after the action',
+    ]);
+    transport.close();
+  });
+
   it('after a crashed turn, the next reply is shown (not dropped)', async () => {
     const clock = virtualClock();
     const chatId = uniqueChatId('after-crash');
@@ -316,7 +330,7 @@ describe('defect 6: stop is honoured while a send is retried', () => {
     });
     // The first attempt was refused; the send now waits ~30 s for the rate-limit reset.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(server.inspect(chatId)?.in.records).toBe(0);
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(0);
     const stream = await sending; // returned at once: a slow append never holds back the reply
     const stoppedAt = Date.now();
     controller.abort();
@@ -330,11 +344,18 @@ describe('defect 6: stop is honoured while a send is retried', () => {
   it('stop while an attempt that was stored is unanswered: the send settles and a stop follows it', async () => {
     const clock = virtualClock();
     const chatId = uniqueChatId('stop-stored');
-    const { transport } = defaultTransport({ environment: clock.environment });
-    await transport.preload(chatId);
-    server.faults.hangAppends(1, { store: true });
+    // A server of its own: the append fault must meet this send's append and nothing else.
+    const own = await startEchoServer({ pingIntervalMs: 20 });
+    const transportOwn = new SessionChatTransport({
+      baseURL: own.url,
+      taskIdentifier: 'echo',
+      startSession: startSessionVia(own),
+      environment: { ...clock.environment, warn: () => {} },
+    });
+    await transportOwn.preload(chatId);
+    own.faults.hangAppends(1, { store: true });
     const controller = new AbortController();
-    const stream = await transport.sendMessages({
+    const stream = await transportOwn.sendMessages({
       trigger: 'submit-message',
       chatId,
       messageId: undefined,
@@ -342,13 +363,13 @@ describe('defect 6: stop is honoured while a send is retried', () => {
       abortSignal: controller.signal,
       metadata: { delayMs: 200 },
     });
-    await waitFor(() => server.inspect(chatId)?.in.records === 1, 2_000, 'the stored message');
+    await waitFor(() => own.inspect(chatId)?.in.nextSeq === 1, 2_000, 'the stored message');
     controller.abort();
     await readAll(stream);
-    await waitFor(() => server.inspect(chatId)?.in.records === 2, 2_000, 'the stop after it');
-    await waitFor(() => transport.getState(chatId).turnLive === false, 2_000, 'turnLive false');
-    server.faults.reset();
-    transport.close();
+    await waitFor(() => own.inspect(chatId)?.in.nextSeq === 2, 2_000, 'the stop after it');
+    await waitFor(() => transportOwn.getState(chatId).turnLive === false, 2_000, 'turnLive false');
+    transportOwn.close();
+    await own.close();
   });
 
   it('transport.stop(chatId) clears turnLive once the stop is stored: a remount does not resume', async () => {
