@@ -6,7 +6,8 @@ import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 // These tests resolve the package by its own name, so they read the built dist/ through the
-// `exports` map exactly as an app's bundler or runtime would. CI builds before testing.
+// `exports` map exactly as an app's bundler or runtime would. vitest's globalSetup
+// (scripts/ensure-build.mjs) builds dist/ first when it is missing or older than src/.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 const THROWN = /durable-chat\/server was imported in a browser bundle/;
@@ -54,7 +55,9 @@ async function bundle(platform: 'browser' | 'node') {
 describe('durable-chat/server under the browser condition', () => {
   beforeAll(() => {
     if (!existsSync(`${root}dist/server-browser.js`))
-      throw new Error('run `npm run build` before these tests');
+      throw new Error(
+        'dist/server-browser.js is missing after the globalSetup build (scripts/ensure-build.mjs)',
+      );
   });
 
   it('throws when node resolves it with --conditions=browser', async () => {
