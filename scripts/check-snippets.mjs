@@ -1,8 +1,8 @@
 // Typechecks every ```ts / ```tsx block of README.md and docs/*.md, so the code a reader
 // copies compiles against the package as published.
 //
-// Each block becomes one module under .tmp/snippets/, compiled by tsc with an app's strict
-// settings. `durable-chat` and its subpaths resolve through the package's own `exports`
+// Each block becomes one module in a fresh folder under .tmp/ (kept when a snippet fails, to
+// look at), compiled by tsc with an app's strict settings. `durable-chat` and its subpaths resolve through the package's own `exports`
 // map to the built dist/*.d.ts (built first when stale), which is what an app that
 // installed the package sees: a type that src/ has but the published types lost fails here.
 //
@@ -13,14 +13,15 @@
 // - <!-- snippet-dir: test/conformance --> right above a block: the block is written as if
 //   it lived in that folder of this repository, so its relative imports resolve there.
 // App modules the docs import by name (`@/auth`) are declared once, in APP_MODULES below.
+//
+// Usage: node scripts/check-snippets.mjs [file.md ...]   (default: README.md and docs/*.md)
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuild } from './ensure-build.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const outDir = join(root, '.tmp', 'snippets');
 const LANGUAGES = new Set(['ts', 'tsx', 'typescript']);
 
 // Modules of the reader's app, or packages this repository does not install, that the
@@ -111,10 +112,10 @@ function markdownFiles() {
   return ['README.md', ...docs];
 }
 
-function main() {
-  const blocks = markdownFiles().flatMap(extractBlocks);
-  rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(outDir, { recursive: true });
+function main(files) {
+  const blocks = files.flatMap(extractBlocks);
+  mkdirSync(join(root, '.tmp'), { recursive: true });
+  const outDir = mkdtempSync(join(root, '.tmp', 'snippets-'));
 
   const sources = new Map(); // snippet path (relative to outDir) -> block and prelude size
   let usesDir = false;
@@ -133,8 +134,8 @@ function main() {
 
   writeFileSync(join(outDir, 'app-modules.d.ts'), APP_MODULES);
   const compilerOptions = { ...COMPILER_OPTIONS };
-  // A snippet "in" test/conformance is written to .tmp/snippets/test/conformance/, and
-  // rootDirs lays .tmp/snippets over the repository root, so `./x.js` resolves next to it.
+  // A snippet "in" test/conformance is written to <outDir>/test/conformance/, and rootDirs
+  // lays <outDir> over the repository root, so its `./x.js` resolves next to it.
   if (usesDir) compilerOptions.rootDirs = ['.', relative(outDir, root)];
   writeFileSync(
     join(outDir, 'tsconfig.json'),
@@ -148,7 +149,7 @@ function main() {
   );
   if (tsc.error !== undefined) throw tsc.error;
 
-  // tsc reports .tmp/snippets/<file>(line,col); point at the Markdown line instead.
+  // tsc reports <outDir>/<snippet>(line,col); point at the Markdown line instead.
   let errors = 0;
   for (const line of `${tsc.stdout}${tsc.stderr}`.split('\n')) {
     if (line.trim() === '') continue;
@@ -170,12 +171,16 @@ function main() {
   const skipped = blocks.length - sources.size;
   const checked = `${sources.size} TypeScript snippets checked, ${skipped} skipped (partial)`;
   if (tsc.status !== 0) {
-    console.error(`check-snippets: ${checked}; ${errors} error(s)`);
+    console.error(
+      `check-snippets: ${checked}; ${errors} error(s); the modules are in ${relative(root, outDir)}`,
+    );
     process.exitCode = 1;
   } else {
     console.log(`check-snippets: ${checked}; all compile`);
+    rmSync(outDir, { recursive: true, force: true });
   }
 }
 
+const args = process.argv.slice(2);
 await ensureBuild();
-main();
+main(args.length > 0 ? args.map((file) => relative(root, resolve(file))) : markdownFiles());
