@@ -4,7 +4,7 @@ import type { SessionChatTransportOptions } from '../transport/transport-options
 import type { PersistenceOption } from './browser-persistence.js';
 import type { TabCoordinationOptions } from './tab-coordinator.js';
 
-/** Options of `useChatSession` (and the session part of `useSessionChat`). */
+/** Options of `useChatSession` (and the session part of `useDurableChat`). */
 export interface ChatSessionOptions extends Omit<SessionChatTransportOptions, 'persistence'> {
   /** The chat (the session's `externalId`). Changing it switches to another chat's session. */
   chatId: string;

@@ -20,8 +20,8 @@ export type { TabCoordinationOptions, TabMode } from './tab-coordinator.js';
 export { type UseChatSessionResult, useChatSession } from './use-chat-session.js';
 export {
   DEFAULT_RENDER_THROTTLE_MS,
-  type UseSessionChatOptions,
-  type UseSessionChatResult,
-  useSessionChat,
-} from './use-session-chat.js';
+  type UseDurableChatOptions,
+  type UseDurableChatResult,
+  useDurableChat,
+} from './use-durable-chat.js';
 export { useSessionState } from './use-session-state.js';

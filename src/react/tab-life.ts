@@ -15,7 +15,7 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   persistence: ResolvedPersistence;
   /** Show another tab's turn (or, after a takeover, this tab's own) in the chat. */
   onRemoteTurn(turn: RemoteTurn<UI_MESSAGE>): void;
-  /** A chat (useSessionChat) is mounted that reads turns. */
+  /** A chat (useDurableChat) is mounted that reads turns. */
   hasChat(): boolean;
   /** A send is in flight. */
   busy(): boolean;
@@ -96,6 +96,11 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.heldForTurn = false;
     coordinator.release();
     this.publish();
+  }
+
+  /** Keeps ownership until the live turn has ended (an action's output, a takeover), not just until the send returns. */
+  holdForTurn(): void {
+    if (this.options.coordinator?.isOwner === true) this.heldForTurn = true;
   }
 
   streamOpened(): () => void {

@@ -2,7 +2,7 @@
 import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
-import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/use-session-chat.js';
+import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/use-durable-chat.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer } from './support/harness.js';
 
 let server: DevServer;

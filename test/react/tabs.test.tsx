@@ -7,7 +7,7 @@ import type { DevServer } from '../../src/dev-server/index.js';
 import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
 import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
 import type { TabCoordinationOptions } from '../../src/react/tab-coordinator.js';
-import type { UseSessionChatOptions } from '../../src/react/use-session-chat.js';
+import type { UseDurableChatOptions } from '../../src/react/use-durable-chat.js';
 import { startSessionVia } from '../transport/support/dev-server-fixture.js';
 import {
   chatOptions,
@@ -37,7 +37,7 @@ const slowReply = (repeat: number) => `assistant: Echo: ${Array(repeat).fill(SLO
 function openTab(
   chatId: string,
   tabs: TabCoordinationOptions,
-  overrides: Partial<UseSessionChatOptions> = {},
+  overrides: Partial<UseDurableChatOptions> = {},
 ) {
   const { persistence: _memory, ...options } = chatOptions(server, chatId);
   return mountChat({ ...options, persistence: 'local', tabs, ...overrides });
