@@ -229,6 +229,13 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       attached: () => this.attachments > 0,
       detaches: () => this.detachCount,
       released: () => this.releasedForGood,
+      turnLive: async () => {
+        if (this.releasedForGood) return false;
+        const { client } = this;
+        await client.ready();
+        const state = client.getState();
+        return state.turnLive && !state.closed;
+      },
       stop: () =>
         this.stopAgent().catch((error: unknown) => {
           const client = this.clientInstance;

@@ -26,6 +26,8 @@ export interface TurnGate {
   detaches(): number;
   /** The session was released for good (unmount, chat switch): its streams end silently. */
   released(): boolean;
+  /** The chat's record (loaded first) says a turn is live. */
+  turnLive(): Promise<boolean>;
   /** Stops the agent's live turn, as `session.stop()` does; never rejects (failures are reported as session events). */
   stop(): Promise<void>;
   readonly activity: ActivityTracker;
@@ -87,6 +89,7 @@ function relay(
     });
   };
   let first = true;
+  let failure: Error | undefined;
   return new ReadableStream<UIMessageChunk>({
     start(controller) {
       controllerRef = controller;
@@ -101,7 +104,7 @@ function relay(
         if (ended) return parked ? new Promise<void>(() => {}) : undefined;
         if (done) {
           end();
-          update('none');
+          update('none', failure);
           controller.close();
           return;
         }
@@ -109,6 +112,8 @@ function relay(
           first = false;
           update('receiving');
         }
+        // useChat fails the request on an `error` chunk; the status says so too.
+        if (value.type === 'error') failure = new Error(value.errorText);
         controller.enqueue(value);
       } catch (error) {
         if (ended) return;
@@ -175,6 +180,8 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     options: ReconnectOptions<UI_MESSAGE>,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
     this.checkChatId(options.chatId);
+    // Exactly when the record says a turn is live: a finished turn costs no request at all.
+    if (!(await this.gate.turnLive())) return null;
     const update = this.gate.activity.begin('resuming');
     try {
       const stream = await this.inner.reconnectToStream({ ...options, abortSignal: undefined });

@@ -24,4 +24,5 @@ export {
   type UseDurableChatResult,
   useDurableChat,
 } from './use-durable-chat.js';
+export { type FollowableChat, useFollowTurns } from './use-follow-turns.js';
 export { useSessionState } from './use-session-state.js';

@@ -3,6 +3,7 @@ import { useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import type { AppendResult } from '../client/append-request.js';
 import type { ChatSessionState } from '../client/session-store.js';
 import type { SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
+import { ValidationError } from '../errors/validation-error.js';
 import { ChatSessionHandle } from './chat-session-handle.js';
 import { type ChatSessionOptions, sessionIdentity, type TabState } from './chat-session-options.js';
 import type { GuardedTransport } from './guarded-transport.js';
@@ -121,6 +122,17 @@ function activityStatus(
     following: tab.following,
     now,
   });
+}
+
+/** The handle behind a `useChatSession` result (for the hooks of this package). */
+export function sessionHandleOf<UI_MESSAGE extends UIMessage>(
+  session: UseChatSessionResult<UI_MESSAGE>,
+): ChatSessionHandle<UI_MESSAGE> {
+  const handle = session.source;
+  if (!(handle instanceof ChatSessionHandle)) {
+    throw new ValidationError({ message: 'pass the result of useChatSession', field: 'session' });
+  }
+  return handle as ChatSessionHandle<UI_MESSAGE>;
 }
 
 /** `useChatSession` plus its handle, for `useDurableChat`. */

@@ -1,0 +1,171 @@
+// @vitest-environment happy-dom
+import { waitFor as waitForDom } from '@testing-library/react';
+import type { UIMessage } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PersistedChatRecord } from '../../src/client/persistence.js';
+import type { DevServer } from '../../src/dev-server/index.js';
+import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
+import { nextChatId, type RecordedRequest, recordingFetch, startEchoServer } from './support/harness.js';
+import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
+
+let server: DevServer;
+beforeAll(async () => {
+  server = await startEchoServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const kinds = (requests: RecordedRequest[]) =>
+  requests
+    .filter((request) => request.method === 'POST' && request.path.endsWith('/in/append'))
+    .map((request) => (JSON.parse(request.body ?? 'null') as { kind: string }).kind);
+const outReads = (requests: RecordedRequest[]) =>
+  requests.filter((request) => request.path.endsWith('/out')).length;
+
+const LONG = 'the plain useChat path';
+const fullReply = (repeat: number) => `assistant: Echo: ${Array(repeat).fill(LONG).join(' ')}`;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('useChat + useChatSession: the transport is bound to its chat', () => {
+  it('useChat without id: session.id fails with INVALID_INPUT (field chatId) and appends nothing', async () => {
+    const recorder = recordingFetch();
+    const errors: unknown[] = [];
+    const page = mountPlainChat({
+      session: sessionOptions(server, nextChatId('unbound'), undefined, { fetch: recorder.fetch }),
+      chat: { id: null, onError: (error) => errors.push(error) },
+    });
+    expect(page.session.id).toBe(page.session.chatId);
+    await page.chat.sendMessage({ text: 'which chat?' });
+    await waitForDom(() => expect(page.chat.status).toBe('error'));
+    const error = page.chat.error;
+    expect(isDurableChatError(error) && error.code).toBe('INVALID_INPUT');
+    expect((error as { field?: string }).field).toBe('chatId');
+    expect(error?.message).toContain('id: session.id');
+    expect(errors).toEqual([error]);
+    expect(kinds(recorder.requests)).toEqual([]);
+    page.unmount();
+  });
+
+  it('with id: session.id, session.stop() stops the turn useChat started', async () => {
+    const recorder = recordingFetch();
+    const page = mountPlainChat({
+      session: sessionOptions(server, nextChatId('bound'), undefined, {
+        fetch: recorder.fetch,
+        clientData: { delayMs: 20, repeat: 40 },
+      }),
+    });
+    void page.chat.sendMessage({ text: LONG });
+    await waitForDom(() => expect((page.transcript()[1] ?? '').length).toBeGreaterThan(30));
+    await page.session.stop();
+    await waitForDom(() => expect(page.chat.status).toBe('ready'));
+    expect(kinds(recorder.requests)).toEqual(['message', 'stop']);
+    page.unmount();
+  });
+});
+
+describe("useChat's own stop() through session.transport", () => {
+  it('stops the agent with one stop record; after a reload the stopped reply does not resume', async () => {
+    const chatId = nextChatId('usechat-stop');
+    const records = new Map<string, PersistedChatRecord>();
+    const recorder = recordingFetch();
+    const page = mountPlainChat({
+      session: sessionOptions(server, chatId, records, {
+        fetch: recorder.fetch,
+        clientData: { delayMs: 20, repeat: 40 },
+      }),
+      chat: { resume: true },
+    });
+    void page.chat.sendMessage({ text: LONG });
+    await waitForDom(() => expect((page.transcript()[1] ?? '').length).toBeGreaterThan(30));
+    await page.chat.stop();
+    await waitForDom(() => expect(kinds(recorder.requests)).toEqual(['message', 'stop']));
+    await waitForDom(() => expect(records.get(chatId)).toMatchObject({ turnLive: false }));
+    const shown = page.chat.messages.map((message) => structuredClone(message)) as UIMessage[];
+    expect((page.transcript()[1] ?? '').length).toBeLessThan(fullReply(40).length);
+    page.unmount();
+
+    const reloaded = recordingFetch();
+    const second = mountPlainChat({
+      session: sessionOptions(server, chatId, records, { fetch: reloaded.fetch }),
+      chat: { resume: true, messages: shown },
+    });
+    await waitForDom(() => expect(second.session.state.hydrated).toBe(true));
+    await pause(300);
+    expect(outReads(reloaded.requests)).toBe(0);
+    expect(second.statuses).not.toContain('streaming');
+    expect(second.statuses).not.toContain('resuming');
+    expect(second.chat.messages).toEqual(shown);
+    second.unmount();
+  });
+
+  it('unmounting mid-reply only disconnects: no stop, no onError, no failed onFinish; the remount finishes the reply once', async () => {
+    const chatId = nextChatId('usechat-unmount');
+    const records = new Map<string, PersistedChatRecord>();
+    const recorder = recordingFetch();
+    const errors: unknown[] = [];
+    const finishes: { isError: boolean; isAbort: boolean }[] = [];
+    const page = mountPlainChat({
+      session: sessionOptions(server, chatId, records, {
+        fetch: recorder.fetch,
+        clientData: { delayMs: 20, repeat: 10 },
+      }),
+      chat: {
+        resume: true,
+        onError: (error) => errors.push(error),
+        onFinish: ({ isError, isAbort }) => finishes.push({ isError, isAbort }),
+      },
+    });
+    void page.chat.sendMessage({ text: LONG });
+    await waitForDom(() => expect((page.transcript()[1] ?? '').length).toBeGreaterThan(30));
+    await page.session.sessionTransport.getClient(chatId).flushPersistence();
+    const user = structuredClone(page.chat.messages[0]) as UIMessage;
+    page.unmount();
+    await pause(200);
+    expect(errors).toEqual([]);
+    // @ai-sdk/react 4 stops its chat on unmount (isAbort: true): upstream, never an error.
+    expect(finishes.filter((finish) => finish.isError)).toEqual([]);
+    expect(kinds(recorder.requests)).toEqual(['message']);
+    expect(records.get(chatId)).toMatchObject({ turnLive: true });
+
+    const second = mountPlainChat({
+      session: sessionOptions(server, chatId, records),
+      chat: { resume: true, messages: [user] },
+    });
+    await waitForDom(() => expect(second.transcript()).toEqual([`user: ${LONG}`, fullReply(10)]), {
+      timeout: 5_000,
+    });
+    await waitForDom(() => expect(second.session.status.type).toBe('ready'));
+    second.unmount();
+  });
+});
+
+describe('useChatSession status', () => {
+  it('shows sending → waking → streaming → ready from the transport, and the label', async () => {
+    const page = mountPlainChat({
+      session: sessionOptions(server, nextChatId('plain-status'), undefined, {
+        clientData: { delayMs: 10, repeat: 6 },
+      }),
+    });
+    expect(page.session.status).toEqual({ type: 'ready' });
+    expect(page.session.statusLabel).toBe('Ready');
+    void page.chat.sendMessage({ text: 'status please' });
+    await waitForDom(() => expect(page.session.status.type).toBe('streaming'));
+    expect(page.session.statusLabel).toBe('Streaming');
+    await waitForDom(() => expect(page.chat.status).toBe('ready'));
+    await waitForDom(() => expect(page.session.status).toEqual({ type: 'ready' }));
+    expect(page.statuses[0]).toBe('ready');
+    expect(page.statuses).toContain('sending');
+    expect(page.statuses.slice(-2)).toEqual(['streaming', 'ready']);
+    page.unmount();
+  });
+
+  it('a failed turn shows as an error with the cause', async () => {
+    const page = mountPlainChat({ session: sessionOptions(server, nextChatId('plain-error')) });
+    void page.chat.sendMessage({ text: '/error now' });
+    await waitForDom(() => expect(page.chat.status).toBe('error'));
+    await waitForDom(() => expect(page.session.status.type).toBe('error'));
+    expect(page.session.statusLabel).toMatch(/^Error: /);
+    page.unmount();
+  });
+});
