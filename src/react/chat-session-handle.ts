@@ -46,8 +46,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   private stopRequested = false;
   private stopping: Promise<void> | undefined;
   private tabState: TabState = { mode: 'none', owner: false, following: false };
-  /** Set by `useDurableChat`: shows another tab's turn in this tab's chat. */
+  /** Set by `useDurableChat` / `useFollowTurns`: shows another tab's turn in this tab's chat. */
   remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
+  /** Set by `useDurableChat`: another tab's reply as it ended. */
+  remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
 
   constructor(private readonly options: { readonly current: ChatSessionOptions }) {
     const initial = options.current;
@@ -183,6 +185,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     }
   }
 
+  /** Tells the other tabs how this tab's reply ended (they replace their copy). */
+  announceFinished(message: UI_MESSAGE): void {
+    this.life?.announceFinished(message);
+  }
+
   sendPendingMessage(message: UI_MESSAGE, options?: SessionCallOptions): Promise<AppendResult> {
     return this.sessionTransport.sendPendingMessage(this.chatId, message, options);
   }
@@ -199,6 +206,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       coordinator,
       persistence: this.persistence,
       onRemoteTurn: (turn) => this.remoteTurnHandler?.(turn),
+      onRemoteFinish: (message) => this.remoteFinishHandler?.(message),
       hasChat: () => this.remoteTurnHandler !== undefined,
       busy: () => this.inFlight > 0,
       onTabState: (state) => this.setTabState(state),

@@ -25,8 +25,10 @@ const isBusy = (chat: Chat<UIMessage>) => chat.status === 'submitted' || chat.st
  * remounting never carries one chat's callbacks, queue, resume or errors into another.
  *
  * The app's callbacks run only while the hook shows this chat, and `onToolCall`,
- * `onFinish` and `sendAutomaticallyWhen` only for turns this tab owns: a tab following
- * another tab's turn shows it but never answers it (the owner does, once).
+ * `onFinish` and `sendAutomaticallyWhen` only for requests this tab made: a tab showing
+ * another tab's turn never answers it (the owner does, once), even when it takes the
+ * turn over because the owner went away (the owner may have answered already; the
+ * user can still answer by hand).
  */
 export class DurableChatController<UI_MESSAGE extends UIMessage> {
   readonly chat: Chat<UI_MESSAGE>;
@@ -36,6 +38,8 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   /** The request in flight shows a turn another tab owns. */
   private followingTurn = false;
   private queue: UI_MESSAGE[] = [];
+  /** Another tab's final reply, applied once this chat is idle. */
+  private remoteFinal: UI_MESSAGE | undefined;
   private readonly queueListeners = new Set<() => void>();
 
   constructor(
@@ -58,7 +62,9 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
         if (answers()) await latest.current.onToolCall?.(call);
       },
       onFinish: (event) => {
-        if (answers()) latest.current.onFinish?.(event);
+        if (!answers()) return;
+        if (!event.isAbort && !event.isError) handle.announceFinished(event.message);
+        latest.current.onFinish?.(event);
       },
       onData: (part) => {
         if (this.shown) latest.current.onData?.(part);
@@ -73,20 +79,22 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
         field: 'experimental_queue',
       });
     }
-    // A tab that takes a followed turn over (its owner went away) answers it from then on.
-    handle.subscribeTab(() => {
-      if (handle.getTabState().owner) this.followingTurn = false;
-    });
   }
 
   /** The hook shows this chat (from an effect; StrictMode's cleanup and setup run back to back). */
   show(): () => void {
     this.shown = true;
     const onRemoteTurn = (turn: RemoteTurn<UI_MESSAGE>) => this.follow(turn);
+    const onRemoteFinish = (message: UI_MESSAGE) => {
+      this.remoteFinal = message;
+      this.applyRemoteFinal();
+    };
     this.handle.remoteTurnHandler = onRemoteTurn;
+    this.handle.remoteFinishHandler = onRemoteFinish;
     return () => {
       this.shown = false;
       if (this.handle.remoteTurnHandler === onRemoteTurn) this.handle.remoteTurnHandler = undefined;
+      if (this.handle.remoteFinishHandler === onRemoteFinish) this.handle.remoteFinishHandler = undefined;
     };
   }
 
@@ -97,6 +105,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     const done = () => {
       this.resuming = false;
       this.followingTurn = false;
+      this.applyRemoteFinal();
     };
     // useChat reports a failed resume through `error` / onError; anything else is unexpected.
     this.chat.resumeStream().then(done, (error: unknown) => {
@@ -177,6 +186,18 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     }
     this.followingTurn = !this.handle.getTabState().owner;
     this.resume();
+  }
+
+  /** Replaces this tab's copy of a reply with the owner's final one (same id), once idle. */
+  private applyRemoteFinal(): void {
+    const message = this.remoteFinal;
+    if (message === undefined || isBusy(this.chat as never) || this.resuming) return;
+    this.remoteFinal = undefined;
+    const index = this.chat.messages.findIndex((existing) => existing.id === message.id);
+    if (index === -1) return;
+    const messages = [...this.chat.messages];
+    messages[index] = message;
+    this.chat.messages = messages;
   }
 
   private setQueue(queue: UI_MESSAGE[]): void {

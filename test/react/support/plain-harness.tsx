@@ -30,7 +30,8 @@ export function sessionOptions(
 }
 
 type Helpers = ReturnType<typeof useChat>;
-type ChatInit = Parameters<typeof useChat>[0] & object;
+/** `useChat`'s options without the shared chat (`@ai-sdk/react` bundles its own copy of `ai`'s types). */
+type ChatInit = Exclude<Parameters<typeof useChat>[0], { chat: unknown } | undefined>;
 
 export interface PlainChatProps {
   session: ChatSessionOptions;
