@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
+import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
+import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
 import { nextChatId, type RecordedRequest, recordingFetch, startEchoServer } from './support/harness.js';
+import { MemoryLocks } from './support/memory-locks.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;
@@ -166,6 +169,74 @@ describe('useChatSession status', () => {
     await waitForDom(() => expect(page.chat.status).toBe('error'));
     await waitForDom(() => expect(page.session.status.type).toBe('error'));
     expect(page.session.statusLabel).toMatch(/^Error: /);
+    page.unmount();
+  });
+});
+
+describe('useChat + useChatSession + useFollowTurns in two tabs', () => {
+  it("the other tab shows the owner's turn read-only (status streaming, following) and ends with the same transcript", async () => {
+    const chatId = nextChatId('plain-tabs');
+    const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
+    const tabs = { locks: new MemoryLocks(), broadcastChannel: channel };
+    const { persistence: _memory, ...shared } = sessionOptions(server, chatId);
+    const owner = mountPlainChat({
+      session: { ...shared, persistence: 'local', tabs, clientData: { delayMs: 15, repeat: 30 } },
+      chat: { resume: true },
+    });
+    const recorder = recordingFetch();
+    const follower = mountPlainChat({
+      session: { ...shared, persistence: 'local', tabs, fetch: recorder.fetch },
+      chat: { resume: true },
+    });
+    void owner.chat.sendMessage({ text: LONG });
+    await waitForDom(() => expect(follower.session.status).toEqual({ type: 'streaming', following: true }));
+    expect(follower.session.statusLabel).toBe('Streaming (from another tab)');
+    await waitForDom(() => expect((follower.transcript()[1] ?? '').length).toBeGreaterThan(20));
+    await waitForDom(() => expect(owner.transcript()).toEqual([`user: ${LONG}`, fullReply(30)]), { timeout: 5_000 });
+    await waitForDom(() => expect(follower.transcript()).toEqual(owner.transcript()), { timeout: 5_000 });
+    await waitForDom(() => expect(follower.session.status).toEqual({ type: 'ready' }));
+    expect(kinds(recorder.requests)).toEqual([]);
+    owner.unmount();
+    follower.unmount();
+  });
+});
+
+describe('useChat + useChatSession: switching chats mid-reply', () => {
+  it('only disconnects chat A: no stop, no onError; @ai-sdk/react reports at most an aborted onFinish; A resumes when shown again', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const a = nextChatId('plain-switch-a');
+    const b = nextChatId('plain-switch-b');
+    const recorder = recordingFetch();
+    const errors: unknown[] = [];
+    const finishes: { isAbort: boolean; isError: boolean }[] = [];
+    const chat = {
+      resume: true,
+      onError: (error: unknown) => errors.push(error),
+      onFinish: ({ isAbort, isError }: { isAbort: boolean; isError: boolean }) => finishes.push({ isAbort, isError }),
+    };
+    const options = (chatId: string) =>
+      sessionOptions(server, chatId, records, { fetch: recorder.fetch, clientData: { delayMs: 20, repeat: 10 } });
+    const page = mountPlainChat({ session: options(a), chat });
+    void page.chat.sendMessage({ text: LONG });
+    await waitForDom(() => expect((page.transcript()[1] ?? '').length).toBeGreaterThan(30));
+    await page.session.sessionTransport.getClient(a).flushPersistence();
+    const userA = structuredClone(page.chat.messages[0]) as UIMessage;
+
+    page.update({ session: options(b), chat });
+    await waitForDom(() => expect(page.session.id).toBe(b));
+    await pause(500);
+    expect(errors).toEqual([]);
+    // Upstream: @ai-sdk/react 4 stops the old chat when the id changes and reports it through
+    // the newest onFinish with isAbort: true (save in onFinish only when !isAbort).
+    expect(finishes.every((finish) => finish.isAbort && !finish.isError)).toBe(true);
+    expect(kinds(recorder.requests)).toEqual(['message']);
+    expect(records.get(a)).toMatchObject({ turnLive: true });
+    expect(page.chat.messages).toEqual([]);
+
+    page.update({ session: options(a), chat: { ...chat, messages: [userA] } });
+    await waitForDom(() => expect(page.transcript()).toEqual([`user: ${LONG}`, fullReply(10)]), { timeout: 5_000 });
+    expect(errors).toEqual([]);
+    expect(kinds(recorder.requests)).toEqual(['message']);
     page.unmount();
   });
 });
