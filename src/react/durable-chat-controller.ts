@@ -155,7 +155,11 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   async sendPendingMessage(input: string | UI_MESSAGE, options?: SessionCallOptions): Promise<AppendResult> {
     const message =
       typeof input === 'string'
-        ? ({ id: generateId(), role: 'user', parts: [{ type: 'text', text: input }] } as unknown as UI_MESSAGE)
+        ? ({
+            id: generateId(),
+            role: 'user',
+            parts: [{ type: 'text', text: input }],
+          } as unknown as UI_MESSAGE)
         : input;
     const result = await this.handle.sendPendingMessage(message, options);
     this.setQueue([...this.queue, message]);

@@ -44,7 +44,9 @@ export function parseTabMessage(data: unknown): TabMessage | undefined {
   if (message.type === 'claim' && typeof message.at !== 'number') return undefined;
   if (
     message.type === 'turn-finished' &&
-    (typeof message.message !== 'object' || message.message === null || typeof (message.message as { id?: unknown }).id !== 'string')
+    (typeof message.message !== 'object' ||
+      message.message === null ||
+      typeof (message.message as { id?: unknown }).id !== 'string')
   )
     return undefined;
   return message as unknown as TabMessage;

@@ -29,7 +29,10 @@ function defaults(
   return { ...options, ...overrides };
 }
 
-class Catch extends Component<{ onError: (error: unknown) => void; children: ReactNode }, { failed: boolean }> {
+class Catch extends Component<
+  { onError: (error: unknown) => void; children: ReactNode },
+  { failed: boolean }
+> {
   override state = { failed: false };
   static getDerivedStateFromError() {
     return { failed: true };
@@ -50,7 +53,9 @@ function Queued({ options }: { options: UseDurableChatOptions }) {
 describe('useDurableChat options', () => {
   it('throttle (the @ai-sdk/react 4 name) sets the render throttle like experimental_throttle', async () => {
     const run = async (overrides: Partial<UseDurableChatOptions>) => {
-      const chat = mountChat(defaults(nextChatId('throttle'), undefined, { ...overrides, clientData: { delayMs: 1, repeat: 30 } }));
+      const chat = mountChat(
+        defaults(nextChatId('throttle'), undefined, { ...overrides, clientData: { delayMs: 1, repeat: 30 } }),
+      );
       const before = chat.renders;
       await chat.run((current) => current.sendMessage({ text: 'abcdefgh'.repeat(10) }));
       await waitForDom(() => expect(chat.current.status).toBe('ready'), { timeout: 10_000 });
@@ -65,47 +70,55 @@ describe('useDurableChat options', () => {
     expect(slow).toBeLessThan(20);
   });
 
-  it.runIf(hasQueue)('experimental_queue (ai 7) queues a message sent while the reply streams and sends it next', async () => {
-    const recorder = recordingFetch();
-    const chat = mountChat(
-      defaults(nextChatId('queue'), undefined, {
-        experimental_queue: true,
-        fetch: recorder.fetch,
-        clientData: { delayMs: 15, repeat: 8 },
-      }),
-    );
-    void chat.run((current) => current.sendMessage({ text: 'first' }));
-    await waitForDom(() => expect(chat.current.status).toBe('streaming'));
-    void chat.run((current) => current.sendMessage({ text: 'second' }));
-    await waitForDom(() =>
-      expect((chat.current as unknown as { experimental_queuedMessages: unknown[] }).experimental_queuedMessages).toHaveLength(1),
-    );
-    await waitForDom(
-      () =>
-        expect(chat.transcript()).toEqual([
-          'user: first',
-          `assistant: Echo: ${Array(8).fill('first').join(' ')}`,
-          'user: second',
-          `assistant: Echo: ${Array(8).fill('second').join(' ')}`,
-        ]),
-      { timeout: 5_000 },
-    );
-    chat.unmount();
-  });
+  it.runIf(hasQueue)(
+    'experimental_queue (ai 7) queues a message sent while the reply streams and sends it next',
+    async () => {
+      const recorder = recordingFetch();
+      const chat = mountChat(
+        defaults(nextChatId('queue'), undefined, {
+          experimental_queue: true,
+          fetch: recorder.fetch,
+          clientData: { delayMs: 15, repeat: 8 },
+        }),
+      );
+      void chat.run((current) => current.sendMessage({ text: 'first' }));
+      await waitForDom(() => expect(chat.current.status).toBe('streaming'));
+      void chat.run((current) => current.sendMessage({ text: 'second' }));
+      await waitForDom(() =>
+        expect(
+          (chat.current as unknown as { experimental_queuedMessages: unknown[] }).experimental_queuedMessages,
+        ).toHaveLength(1),
+      );
+      await waitForDom(
+        () =>
+          expect(chat.transcript()).toEqual([
+            'user: first',
+            `assistant: Echo: ${Array(8).fill('first').join(' ')}`,
+            'user: second',
+            `assistant: Echo: ${Array(8).fill('second').join(' ')}`,
+          ]),
+        { timeout: 5_000 },
+      );
+      chat.unmount();
+    },
+  );
 
-  it.runIf(!hasQueue)('experimental_queue with ai 6 (no AI SDK queue) is refused with INVALID_INPUT, not dropped', async () => {
-    const caught: unknown[] = [];
-    const view = render(
-      <Catch onError={(error) => caught.push(error)}>
-        <Queued options={defaults(nextChatId('no-queue'), undefined, { experimental_queue: true })} />
-      </Catch>,
-    );
-    await waitForDom(() => expect(caught).toHaveLength(1));
-    const error = caught[0];
-    expect(isDurableChatError(error) && error.code).toBe('INVALID_INPUT');
-    expect((error as { field?: string }).field).toBe('experimental_queue');
-    view.unmount();
-  });
+  it.runIf(!hasQueue)(
+    'experimental_queue with ai 6 (no AI SDK queue) is refused with INVALID_INPUT, not dropped',
+    async () => {
+      const caught: unknown[] = [];
+      const view = render(
+        <Catch onError={(error) => caught.push(error)}>
+          <Queued options={defaults(nextChatId('no-queue'), undefined, { experimental_queue: true })} />
+        </Catch>,
+      );
+      await waitForDom(() => expect(caught).toHaveLength(1));
+      const error = caught[0];
+      expect(isDurableChatError(error) && error.code).toBe('INVALID_INPUT');
+      expect((error as { field?: string }).field).toBe('experimental_queue');
+      view.unmount();
+    },
+  );
 
   it('each persistence adapter object is its own session: swapping adapters switches sessions', async () => {
     const chatId = nextChatId('adapters');

@@ -90,7 +90,12 @@ describe('useDurableChat: switching chatId without remounting while a reply stre
     await chat.run((current) => current.sendMessage({ text: 'in b' }));
     await waitForDom(() => expect(chat.transcript()).toEqual(['user: in b', 'assistant: Echo: in b']));
     await waitForDom(() => expect(spies.finishes).toHaveLength(1));
-    expect(spies.finishes[0]).toEqual({ chat: b, isAbort: false, isError: false, texts: ['in b', 'Echo: in b'] });
+    expect(spies.finishes[0]).toEqual({
+      chat: b,
+      isAbort: false,
+      isError: false,
+      texts: ['in b', 'Echo: in b'],
+    });
     expect(chat.current.pendingMessages).toEqual([]);
     expect(spies.errors).toEqual([]);
     chat.unmount();
@@ -123,7 +128,9 @@ describe('useDurableChat: unmounting mid-reply', () => {
     const records = new Map<string, PersistedChatRecord>();
     const chatId = nextChatId('unmount');
     const { spies, callbacks } = spiesFor(() => chatId);
-    const first = mountChat(defaults(chatId, records, { ...callbacks, clientData: { delayMs: 20, repeat: 10 } }));
+    const first = mountChat(
+      defaults(chatId, records, { ...callbacks, clientData: { delayMs: 20, repeat: 10 } }),
+    );
     void first.run((current) => current.sendMessage({ text: 'leave me' }));
     await waitForDom(() => expect((first.transcript()[1] ?? '').length).toBeGreaterThan(30));
     await first.current.session.sessionTransport.getClient(chatId).flushPersistence();

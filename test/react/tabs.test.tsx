@@ -214,13 +214,16 @@ describe('storage events from another tab', () => {
 });
 
 describe('only the tab that owns a turn answers it', () => {
-  it("a client-side tool is answered once, by the owner; the follower runs no callbacks; both tabs end with the same transcript", async () => {
+  it('a client-side tool is answered once, by the owner; the follower runs no callbacks; both tabs end with the same transcript', async () => {
     const chatId = nextChatId('tool-tabs');
     const tabs: TabCoordinationOptions = { locks: new MemoryLocks(), broadcastChannel: channel };
     const calls = { owner: [] as string[], follower: [] as string[] };
     const finishes = { owner: 0, follower: 0 };
     const recorders = { owner: recordingFetch(), follower: recordingFetch() };
-    const tabsByName: Record<'owner' | 'follower', MountedChat | undefined> = { owner: undefined, follower: undefined };
+    const tabsByName: Record<'owner' | 'follower', MountedChat | undefined> = {
+      owner: undefined,
+      follower: undefined,
+    };
     const open = (name: 'owner' | 'follower') =>
       openTab(chatId, tabs, {
         fetch: recorders[name].fetch,
@@ -242,10 +245,15 @@ describe('only the tab that owns a turn answers it', () => {
     const follower = open('follower');
     tabsByName.follower = follower;
     await owner.run((current) => current.sendMessage({ text: '/ask favourite colour?' }));
-    const expected = ['user: /ask favourite colour?', 'assistant: [tool-askUser]You answered: blue from the owner'];
+    const expected = [
+      'user: /ask favourite colour?',
+      'assistant: [tool-askUser]You answered: blue from the owner',
+    ];
     await waitForDom(() => expect(owner.transcript()).toEqual(expected), { timeout: 5_000 });
     await waitForDom(() => expect(follower.transcript()).toEqual(expected), { timeout: 5_000 });
-    await waitForDom(() => expect([owner.current.status, follower.current.status]).toEqual(['ready', 'ready']));
+    await waitForDom(() =>
+      expect([owner.current.status, follower.current.status]).toEqual(['ready', 'ready']),
+    );
     const appended = [...recorders.owner.requests, ...recorders.follower.requests].filter((request) =>
       request.path.endsWith('/in/append'),
     );

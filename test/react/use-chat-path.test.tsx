@@ -1,11 +1,12 @@
 // @vitest-environment happy-dom
+
+import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { waitFor as waitForDom } from '@testing-library/react';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
-import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
 import { nextChatId, type RecordedRequest, recordingFetch, startEchoServer } from './support/harness.js';
 import { MemoryLocks } from './support/memory-locks.js';
@@ -192,7 +193,9 @@ describe('useChat + useChatSession + useFollowTurns in two tabs', () => {
     await waitForDom(() => expect(follower.session.status).toEqual({ type: 'streaming', following: true }));
     expect(follower.session.statusLabel).toBe('Streaming (from another tab)');
     await waitForDom(() => expect((follower.transcript()[1] ?? '').length).toBeGreaterThan(20));
-    await waitForDom(() => expect(owner.transcript()).toEqual([`user: ${LONG}`, fullReply(30)]), { timeout: 5_000 });
+    await waitForDom(() => expect(owner.transcript()).toEqual([`user: ${LONG}`, fullReply(30)]), {
+      timeout: 5_000,
+    });
     await waitForDom(() => expect(follower.transcript()).toEqual(owner.transcript()), { timeout: 5_000 });
     await waitForDom(() => expect(follower.session.status).toEqual({ type: 'ready' }));
     expect(kinds(recorder.requests)).toEqual([]);
@@ -212,10 +215,14 @@ describe('useChat + useChatSession: switching chats mid-reply', () => {
     const chat = {
       resume: true,
       onError: (error: unknown) => errors.push(error),
-      onFinish: ({ isAbort, isError }: { isAbort: boolean; isError: boolean }) => finishes.push({ isAbort, isError }),
+      onFinish: ({ isAbort, isError }: { isAbort: boolean; isError: boolean }) =>
+        finishes.push({ isAbort, isError }),
     };
     const options = (chatId: string) =>
-      sessionOptions(server, chatId, records, { fetch: recorder.fetch, clientData: { delayMs: 20, repeat: 10 } });
+      sessionOptions(server, chatId, records, {
+        fetch: recorder.fetch,
+        clientData: { delayMs: 20, repeat: 10 },
+      });
     const page = mountPlainChat({ session: options(a), chat });
     void page.chat.sendMessage({ text: LONG });
     await waitForDom(() => expect((page.transcript()[1] ?? '').length).toBeGreaterThan(30));
@@ -234,7 +241,9 @@ describe('useChat + useChatSession: switching chats mid-reply', () => {
     expect(page.chat.messages).toEqual([]);
 
     page.update({ session: options(a), chat: { ...chat, messages: [userA] } });
-    await waitForDom(() => expect(page.transcript()).toEqual([`user: ${LONG}`, fullReply(10)]), { timeout: 5_000 });
+    await waitForDom(() => expect(page.transcript()).toEqual([`user: ${LONG}`, fullReply(10)]), {
+      timeout: 5_000,
+    });
     expect(errors).toEqual([]);
     expect(kinds(recorder.requests)).toEqual(['message']);
     page.unmount();
