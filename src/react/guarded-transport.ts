@@ -36,6 +36,23 @@ export interface TurnGate {
 /** Waits one macrotask: React runs every effect cleanup of a commit before it returns. */
 const nextMacrotask = (run: () => void) => setTimeout(run, 0);
 
+/** What an abort meant, judged when it fired (the stream may be handed over later). */
+interface AbortWatch {
+  /** Undefined until the signal aborts. */
+  readonly seen: { attached: boolean; detaches: number } | undefined;
+}
+
+/** Notes, at the moment `signal` aborts, whether a component still held the chat. */
+function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): AbortWatch {
+  const watch: { seen: AbortWatch['seen'] } = { seen: undefined };
+  const note = () => {
+    watch.seen = { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
+  };
+  if (signal?.aborted === true) note();
+  else signal?.addEventListener('abort', note, { once: true });
+  return watch;
+}
+
 /**
  * Forwards a stream to `useChat` and decides what an abort means. An abort while a
  * component still holds the chat, not followed by a cleanup in the same tick, is the
@@ -48,6 +65,7 @@ const nextMacrotask = (run: () => void) => setTimeout(run, 0);
 function relay(
   source: ReadableStream<UIMessageChunk>,
   signal: AbortSignal | undefined,
+  watch: AbortWatch,
   gate: TurnGate,
   update: ActivityUpdate,
   onEnd: () => void,
@@ -72,16 +90,16 @@ function relay(
   };
   const onAbort = () => {
     if (ended) return;
-    if (!gate.attached() || gate.released()) {
+    const seen = watch.seen ?? { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
+    if (!seen.attached) {
       park();
       return;
     }
-    const detaches = gate.detaches();
     end();
     update('none');
     controllerRef?.close();
     nextMacrotask(() => {
-      if (gate.detaches() !== detaches || gate.released()) {
+      if (gate.detaches() !== seen.detaches || gate.released()) {
         void letGo();
         return;
       }
@@ -153,6 +171,7 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
 
   async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
     this.checkChatId(options.chatId);
+    const watch = watchAbort(options.abortSignal, this.gate);
     const update = this.gate.activity.begin('sending');
     try {
       await this.gate.enter();
@@ -166,7 +185,7 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       const last = options.messages.at(-1);
       this.gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
       if (this.gate.takeStopRequest()) await this.gate.stop();
-      return relay(stream, options.abortSignal, this.gate, update, this.gate.streamOpened());
+      return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
     } catch (error) {
       if (this.gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);
@@ -180,6 +199,7 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     options: ReconnectOptions<UI_MESSAGE>,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
     this.checkChatId(options.chatId);
+    const watch = watchAbort(options.abortSignal, this.gate);
     // Exactly when the record says a turn is live: a finished turn costs no request at all.
     if (!(await this.gate.turnLive())) return null;
     const update = this.gate.activity.begin('resuming');
@@ -189,7 +209,7 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
         update('none');
         return null;
       }
-      return relay(stream, options.abortSignal, this.gate, update, this.gate.streamOpened());
+      return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
     } catch (error) {
       if (this.gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);

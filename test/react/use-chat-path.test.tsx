@@ -249,3 +249,33 @@ describe('useChat + useChatSession: switching chats mid-reply', () => {
     page.unmount();
   });
 });
+
+describe('useChat + useChatSession under StrictMode', () => {
+  it("sends, and resumes after a reload, without a stray stop (StrictMode's cleanup is not the user's stop)", async () => {
+    const chatId = nextChatId('plain-strict');
+    const records = new Map<string, PersistedChatRecord>();
+    const recorder = recordingFetch();
+    const options = sessionOptions(server, chatId, records, {
+      fetch: recorder.fetch,
+      clientData: { delayMs: 20, repeat: 10 },
+    });
+    const first = mountPlainChat({ session: options, chat: { resume: true } }, { strict: true });
+    void first.chat.sendMessage({ text: LONG });
+    await waitForDom(() => expect((first.transcript()[1] ?? '').length).toBeGreaterThan(30));
+    await first.session.sessionTransport.getClient(chatId).flushPersistence();
+    const user = structuredClone(first.chat.messages[0]) as UIMessage;
+    first.unmount();
+
+    const second = mountPlainChat(
+      { session: options, chat: { resume: true, messages: [user] } },
+      { strict: true },
+    );
+    await waitForDom(() => expect(second.transcript()).toEqual([`user: ${LONG}`, fullReply(10)]), {
+      timeout: 5_000,
+    });
+    await waitForDom(() => expect(second.session.status).toEqual({ type: 'ready' }));
+    await pause(100);
+    expect(kinds(recorder.requests)).toEqual(['message']);
+    second.unmount();
+  });
+});

@@ -1,6 +1,7 @@
 import { useChat } from '@ai-sdk/react';
 import { render } from '@testing-library/react';
 import type { UIMessage } from 'ai';
+import { StrictMode } from 'react';
 import { memoryPersistence, type PersistedChatRecord } from '../../../src/client/persistence.js';
 import type { DevServer } from '../../../src/dev-server/index.js';
 import type { ChatSessionOptions } from '../../../src/react/chat-session-options.js';
@@ -70,7 +71,7 @@ function PlainChat({
 }
 
 /** Mounts `useChatSession` + the AI SDK's own `useChat({ id: session.id, transport: session.transport })`. */
-export function mountPlainChat(props: PlainChatProps): MountedPlainChat {
+export function mountPlainChat(props: PlainChatProps, { strict = false } = {}): MountedPlainChat {
   const seen: { session?: UseChatSessionResult; chat?: Helpers; renders: number } = { renders: 0 };
   const statuses: string[] = [];
   const onRender = (session: UseChatSessionResult, chat: Helpers) => {
@@ -79,7 +80,15 @@ export function mountPlainChat(props: PlainChatProps): MountedPlainChat {
     seen.renders += 1;
     if (statuses.at(-1) !== session.status.type) statuses.push(session.status.type);
   };
-  const view = render(<PlainChat props={props} onRender={onRender} />);
+  const tree = (next: PlainChatProps) =>
+    strict ? (
+      <StrictMode>
+        <PlainChat props={next} onRender={onRender} />
+      </StrictMode>
+    ) : (
+      <PlainChat props={next} onRender={onRender} />
+    );
+  const view = render(tree(props));
   const need = <T,>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the chat has not rendered');
     return value;
@@ -96,7 +105,7 @@ export function mountPlainChat(props: PlainChatProps): MountedPlainChat {
     },
     statuses,
     transcript: () => transcript(need(seen.chat).messages as UIMessage[]),
-    update: (next) => view.rerender(<PlainChat props={next} onRender={onRender} />),
+    update: (next) => view.rerender(tree(next)),
     unmount: () => view.unmount(),
   };
 }
