@@ -48,6 +48,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   private tabState: TabState = { mode: 'none', owner: false, following: false };
   /** Set by `useDurableChat` / `useFollowTurns`: shows another tab's turn in this tab's chat. */
   remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
+  /** Followed requests in flight (`useFollowTurns`): this tab shows a turn another tab owns. */
+  followedRequests = 0;
   /** Set by `useDurableChat`: another tab's reply as it ended. */
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
 

@@ -44,6 +44,11 @@ export interface UseChatSessionResult<UI_MESSAGE extends UIMessage = UIMessage> 
   statusLabel: string;
   /** This tab's part: owner of the live turn, following another tab, and the coordination mode. */
   tab: TabState;
+  /**
+   * True while this tab shows a turn another tab owns (`useFollowTurns`): `useChat`'s
+   * `onToolCall`, `onFinish` and `sendAutomaticallyWhen` should then leave the turn to its owner.
+   */
+  isFollowingTurn(): boolean;
   /** For `useSessionState(session.source, selector)`. */
   source: SessionStateSource;
   /** Ends this page's stream and stops the agent's live turn (after a reload too). */
@@ -171,6 +176,7 @@ export function useChatSessionWithHandle<UI_MESSAGE extends UIMessage>(
       status,
       statusLabel: describeSessionChatStatus(status),
       tab,
+      isFollowingTurn: () => handle.followedRequests > 0,
     };
   }, [handle, fields, tab, activity, now]);
   return { session, handle };

@@ -23,9 +23,10 @@ export interface FollowableChat<UI_MESSAGE extends UIMessage = UIMessage> {
  * useFollowTurns(session, chat);
  * ```
  *
- * The following tab's `useChat` callbacks (`onFinish`, `onToolCall`) run for the followed
- * turn too; check `session.tab.owner` in them, or use `useDurableChat`, which runs them
- * only in the tab that owns the turn.
+ * The following tab's `useChat` callbacks run for the followed turn too (they belong to
+ * `useChat`): return early when `session.isFollowingTurn()` in `onToolCall`, `onFinish`
+ * and `sendAutomaticallyWhen`, so only the owner answers; `useDurableChat` does that
+ * for you.
  */
 export function useFollowTurns<UI_MESSAGE extends UIMessage>(
   session: UseChatSessionResult<UI_MESSAGE>,
@@ -44,8 +45,10 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
         current.setMessages([...current.messages, message]);
       }
       resuming = true;
+      handle.followedRequests += 1;
       const done = () => {
         resuming = false;
+        handle.followedRequests -= 1;
       };
       current.resumeStream().then(done, (error: unknown) => {
         done();

@@ -2,7 +2,7 @@
 
 import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { waitFor as waitForDom } from '@testing-library/react';
-import type { UIMessage } from 'ai';
+import { lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
@@ -10,7 +10,7 @@ import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
 import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
 import { nextChatId, type RecordedRequest, recordingFetch, startEchoServer } from './support/harness.js';
 import { MemoryLocks } from './support/memory-locks.js';
-import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
+import { type MountedPlainChat, mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -199,6 +199,62 @@ describe('useChat + useChatSession + useFollowTurns in two tabs', () => {
     await waitForDom(() => expect(follower.transcript()).toEqual(owner.transcript()), { timeout: 5_000 });
     await waitForDom(() => expect(follower.session.status).toEqual({ type: 'ready' }));
     expect(kinds(recorder.requests)).toEqual([]);
+    owner.unmount();
+    follower.unmount();
+  });
+});
+
+describe('useChat + useChatSession + useFollowTurns: only the owner answers', () => {
+  it('with session.isFollowingTurn() in the callbacks, a client-side tool is answered once, by the owner', async () => {
+    const chatId = nextChatId('plain-tool-tabs');
+    const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
+    const tabs = { locks: new MemoryLocks(), broadcastChannel: channel };
+    const { persistence: _memory, ...shared } = sessionOptions(server, chatId);
+    const recorder = recordingFetch();
+    const calls: string[] = [];
+    const pages: Record<string, MountedPlainChat | undefined> = {};
+    const open = (name: string) =>
+      mountPlainChat({
+        session: { ...shared, persistence: 'local', tabs, fetch: recorder.fetch },
+        chat: {
+          resume: true,
+          sendAutomaticallyWhen: (input) =>
+            pages[name]?.session.isFollowingTurn() === true
+              ? false
+              : lastAssistantMessageIsCompleteWithToolCalls(input),
+          onToolCall: ({ toolCall }) => {
+            const page = pages[name];
+            if (page === undefined || page.session.isFollowingTurn()) return;
+            calls.push(name);
+            void page.chat.addToolOutput({
+              tool: 'askUser' as never,
+              toolCallId: toolCall.toolCallId,
+              output: `green from the ${name}` as never,
+            });
+          },
+        },
+      });
+    const owner = open('owner');
+    pages.owner = owner;
+    const follower = open('follower');
+    pages.follower = follower;
+    await owner.chat.sendMessage({ text: '/ask favourite colour?' });
+    await waitForDom(
+      () =>
+        expect(owner.transcript().at(-1)).toBe('assistant: [tool-askUser]You answered: green from the owner'),
+      {
+        timeout: 5_000,
+      },
+    );
+    await waitForDom(
+      () => expect(follower.transcript().at(-1)).toMatch(/You answered: green from the owner$/),
+      {
+        timeout: 5_000,
+      },
+    );
+    await waitForDom(() => expect([owner.chat.status, follower.chat.status]).toEqual(['ready', 'ready']));
+    expect(calls).toEqual(['owner']);
+    expect(kinds(recorder.requests)).toEqual(['message', 'message']); // the user's message, one tool output
     owner.unmount();
     follower.unmount();
   });
