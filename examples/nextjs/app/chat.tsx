@@ -88,14 +88,18 @@ export function Chat({ chatId, baseURL, taskIdentifier, route, onMessages }: Cha
                       <button
                         type="button"
                         data-testid="approve"
-                        onClick={() => void chat.addToolApprovalResponse({ id: part.approval.id, approved: true })}
+                        onClick={() =>
+                          void chat.addToolApprovalResponse({ id: part.approval.id, approved: true })
+                        }
                       >
                         Approve
                       </button>
                       <button
                         type="button"
                         data-testid="deny"
-                        onClick={() => void chat.addToolApprovalResponse({ id: part.approval.id, approved: false })}
+                        onClick={() =>
+                          void chat.addToolApprovalResponse({ id: part.approval.id, approved: false })
+                        }
                       >
                         Deny
                       </button>

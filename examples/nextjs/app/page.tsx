@@ -9,7 +9,11 @@ export default async function Home() {
   return (
     <Suspense>
       <ChatApp
-        baseURL={process.env.DURABLE_CHAT_PUBLIC_BASE_URL ?? process.env.DURABLE_CHAT_BASE_URL ?? 'http://127.0.0.1:3030'}
+        baseURL={
+          process.env.DURABLE_CHAT_PUBLIC_BASE_URL ??
+          process.env.DURABLE_CHAT_BASE_URL ??
+          'http://127.0.0.1:3030'
+        }
         taskIdentifier={process.env.DURABLE_CHAT_TASK ?? 'demo'}
       />
     </Suspense>

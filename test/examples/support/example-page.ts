@@ -9,7 +9,8 @@ export class ExamplePage {
 
   constructor(readonly page: Page) {
     page.on('console', (message) => {
-      if (message.type() === 'error' && message.text().includes('[chat error]')) this.errors.push(message.text());
+      if (message.type() === 'error' && message.text().includes('[chat error]'))
+        this.errors.push(message.text());
     });
     page.on('pageerror', (error) => this.errors.push(`page error: ${error.message}`));
     page.on('response', (response) => {
@@ -76,7 +77,12 @@ export class ExamplePage {
   async lastReply(): Promise<string> {
     const count = await this.assistantMessages.count();
     if (count === 0) return '';
-    return (await this.assistantMessages.nth(count - 1).locator('p.text').allTextContents()).join('\n');
+    return (
+      await this.assistantMessages
+        .nth(count - 1)
+        .locator('p.text')
+        .allTextContents()
+    ).join('\n');
   }
 
   async waitForReplyContaining(text: string, timeout = 60_000): Promise<void> {

@@ -36,15 +36,27 @@ export async function startNextjsExample(): Promise<NextjsExample> {
   const packDir = mkdtempSync(join(tmpdir(), 'durable-chat-example-'));
   const running: RunningProcess[] = [];
   try {
-    const packed = await runCommand('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: repoRoot });
-    const tarball = join(packDir, (JSON.parse(packed.slice(packed.indexOf('['))) as Array<{ filename: string }>)[0]?.filename ?? '');
-    await runCommand('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: exampleDir });
-    await runCommand('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', tarball], {
-      cwd: exampleDir,
+    const packed = await runCommand('npm', ['pack', '--json', '--pack-destination', packDir], {
+      cwd: repoRoot,
     });
+    const tarball = join(
+      packDir,
+      (JSON.parse(packed.slice(packed.indexOf('['))) as Array<{ filename: string }>)[0]?.filename ?? '',
+    );
+    await runCommand('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: exampleDir });
+    await runCommand(
+      'npm',
+      ['install', '--no-save', '--no-audit', '--no-fund', '--prefer-offline', tarball],
+      {
+        cwd: exampleDir,
+      },
+    );
 
     const started = performance.now();
-    await runCommand(join(exampleDir, 'node_modules', '.bin', 'next'), ['build'], { cwd: exampleDir, env: env() });
+    await runCommand(join(exampleDir, 'node_modules', '.bin', 'next'), ['build'], {
+      cwd: exampleDir,
+      env: env(),
+    });
     const buildSeconds = (performance.now() - started) / 1000;
 
     const dev = await startProcess(
@@ -74,7 +86,8 @@ export async function startNextjsExample(): Promise<NextjsExample> {
       url: `http://127.0.0.1:${port}`,
       devServer,
       buildSeconds,
-      output: () => `--- durable-chat dev ---\n${dev.process.output()}\n--- next start ---\n${next.process.output()}`,
+      output: () =>
+        `--- durable-chat dev ---\n${dev.process.output()}\n--- next start ---\n${next.process.output()}`,
       async stop() {
         for (const process of running.reverse()) await process.stop();
         rmSync(packDir, { recursive: true, force: true });

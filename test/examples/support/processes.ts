@@ -19,7 +19,9 @@ export async function runCommand(
     return stdout;
   } catch (error) {
     const failed = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout}\n${failed.stderr}`);
+    throw new Error(
+      `${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout}\n${failed.stderr}`,
+    );
   }
 }
 
@@ -38,7 +40,11 @@ export async function startProcess(
   args: string[],
   options: { cwd: string; env: NodeJS.ProcessEnv; ready: RegExp; timeoutMs?: number },
 ): Promise<{ process: RunningProcess; match: RegExpExecArray }> {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const handle: RunningProcess = { output: () => output, stop: () => stopChild(child) };
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {

@@ -7,8 +7,8 @@ export default function About() {
     <main className="about">
       <h1>About</h1>
       <p>
-        The chat you left keeps running on the agent. Going back resumes its reply from the
-        session, without asking the agent again.
+        The chat you left keeps running on the agent. Going back resumes its reply from the session, without
+        asking the agent again.
       </p>
       <Link href="/" data-testid="back-to-chat">
         Back to the chat
