@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoAgent, startDevServer } from '../../src/dev-server/index.js';
 
 // The built server entry, resolved through the package's `exports` with the conditions
-// Next.js gives its edge compiler (`edge-light`, `worker`, then webpack's web defaults,
-// which include `browser`), bundled into one script and run in Vercel's Edge Runtime
+// Next.js gives its edge compiler (`edge-light`, in Next 13-15 also `worker`, then the web
+// defaults, which include `browser`), bundled into one script and run in Vercel's Edge Runtime
 // sandbox (@edge-runtime/vm): no Node globals, no `AbortSignal.any`. The dev server it
 // calls runs in this Node process, over loopback HTTP.
 const root = fileURLToPath(new URL('../..', import.meta.url));
