@@ -54,7 +54,7 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
     agents: agentMap(resolved.agents),
     sessions: new SessionRegistry(),
     tokens,
-    faults: new Faults(tokens, trim),
+    faults: new Faults(tokens, trim, resolved.wire),
     objectStore: createObjectStore(resolved.objectStore),
     trim,
     logger: resolved.logger,

@@ -10,19 +10,51 @@ export interface OutConnectionPlan {
   error?: { message: string; afterRecords: number };
   /** The first batch repeats this many already-delivered records before the cursor. */
   duplicateRecords?: number;
+  /** Go silent once this many records were sent: no record, ping or `[DONE]`; the socket stays open. */
+  stallAfterRecords?: number;
+  /** Never answer: no status, no headers, until the client gives up or the server closes. */
+  hang?: boolean;
+  /** Answer this status instead of the stream (409: as for a closed session, with its code). */
+  status?: number;
 }
 
+/**
+ * How a 429's `x-ratelimit-reset` is written: epoch milliseconds (the production service),
+ * or what other servers send: epoch seconds, or seconds from now.
+ */
+export type RateLimitResetFormat = 'epoch-ms' | 'epoch-seconds' | 'delta-seconds';
+
 export interface AppendFault {
-  kind: 'status' | 'lose-response';
+  /**
+   * `status`: answered with `status`, nothing stored. `lose-response`: stored, then the
+   * connection drops. `status-after-store`: stored, then answered with `status`.
+   * `hold`: stored, answered once the turn that answers it has completed on `.out`.
+   * `hang`: never answered (stored first when `store`).
+   */
+  kind: 'status' | 'lose-response' | 'status-after-store' | 'hold' | 'hang';
   status: number;
   resetInMs: number;
   limit: number;
+  resetFormat: RateLimitResetFormat;
+  store: boolean;
 }
 
 export interface TurnFault {
-  kind: 'crash' | 'upgrade';
+  kind: 'crash' | 'upgrade' | 'close';
   afterChunks: number;
   sessionId: string | undefined;
+  /** `upgrade`: the new run answers with different text and text part ids, as a real model would. */
+  differentAnswer: boolean;
+  /** `close`: the session's `closedReason`. */
+  reason: string | null;
+}
+
+/** What the append answer and the turn-complete records carry beyond the spec (wire notes). */
+export interface WireOptions {
+  /** `seq` in the append's success body. Default true. */
+  appendSeq: boolean;
+  /** `session-in-event-id` on turn-complete records. Default true. */
+  sessionInEventId: boolean;
 }
 
 interface Armed<T> {
@@ -40,11 +72,26 @@ export class Faults {
   private turnFaults: Armed<TurnFault>[] = [];
   /** Every SSE frame is written in pieces of this many bytes (null: whole frames). */
   sseChunkBytes: number | null = null;
+  /** Read per append and per turn-complete, so the mode can change on a live server. */
+  readonly wire: WireOptions;
 
   constructor(
     private readonly tokens: TokenService,
     private readonly trim: { delayMs: number },
-  ) {}
+    private readonly configuredWire: Readonly<WireOptions> = { appendSeq: true, sessionInEventId: true },
+  ) {
+    this.wire = { ...configuredWire };
+  }
+
+  /**
+   * A server that leaves out what the spec does not promise: no `seq` in append answers and
+   * no `session-in-event-id` on turn-complete records (`false` puts both back). `reset()`
+   * returns to the server's `wire` option.
+   */
+  omitTurnCorrelation(omit = true): void {
+    this.wire.appendSeq = !omit;
+    this.wire.sessionInEventId = !omit;
+  }
 
   /** The next `connections` `.out` streams close abruptly after `records` records. */
   dropOutAfter(records: number, options: { midFrame?: boolean; connections?: number } = {}): void {
@@ -71,23 +118,66 @@ export class Faults {
     this.sseChunkBytes = bytes;
   }
 
-  /** The next `count` appends fail with `status` (429 carries `x-ratelimit-*`; reset is epoch ms). */
-  failAppends(count: number, status = 500, options: { resetInMs?: number; limit?: number } = {}): void {
-    const plan: AppendFault = {
-      kind: 'status',
-      status,
-      resetInMs: options.resetInMs ?? 1000,
-      limit: options.limit ?? 60,
-    };
+  /** `.out` streams go silent after `records` records: no record, ping or `[DONE]`, socket open. */
+  stallOutAfter(records: number, options: { connections?: number } = {}): void {
+    this.outPlans.push({ plan: { stallAfterRecords: records }, remaining: options.connections ?? 1 });
+  }
+
+  /**
+   * The next `connections` `.out` requests answer `status` instead of a stream (e.g. 500, or
+   * 409 with `code: 'session_closed'` as a server that refuses reads of a closed session would).
+   */
+  failOutConnections(connections = 1, status = 500): void {
+    this.outPlans.push({ plan: { status }, remaining: connections });
+  }
+
+  /** The next `.out` requests are never answered (no headers), as over a half-open connection. */
+  hangOutConnections(connections = 1): void {
+    this.outPlans.push({ plan: { hang: true }, remaining: connections });
+  }
+
+  /**
+   * The next `count` appends fail with `status` and store nothing. A 429 carries
+   * `x-ratelimit-limit`, `x-ratelimit-remaining: 0` and `x-ratelimit-reset`, `resetInMs`
+   * away, written as `resetFormat` (default epoch ms; `epoch-seconds` and `delta-seconds`
+   * are rounded up).
+   */
+  failAppends(
+    count: number,
+    status = 500,
+    options: { resetInMs?: number; limit?: number; resetFormat?: RateLimitResetFormat } = {},
+  ): void {
+    const plan = appendFault('status', status);
+    plan.resetInMs = options.resetInMs ?? 1000;
+    plan.limit = options.limit ?? 60;
+    plan.resetFormat = options.resetFormat ?? 'epoch-ms';
     this.appendFaults.push({ plan, remaining: count });
+  }
+
+  /** The next `count` appends are stored (and answered by the agent), then fail with `status`. */
+  failAppendsAfterStoring(count = 1, status = 500): void {
+    this.appendFaults.push({ plan: appendFault('status-after-store', status), remaining: count });
   }
 
   /** The next `count` appends are stored, then the connection drops before the response. */
   loseAppendResponses(count = 1): void {
-    this.appendFaults.push({
-      plan: { kind: 'lose-response', status: 0, resetInMs: 0, limit: 0 },
-      remaining: count,
-    });
+    this.appendFaults.push({ plan: appendFault('lose-response', 0), remaining: count });
+  }
+
+  /**
+   * The next `count` appends are stored, and answered only once the agent has written the
+   * whole turn that answers them (turn-complete included) to `.out`, or the run is gone,
+   * or the session closed.
+   */
+  holdAppendResponses(count = 1): void {
+    this.appendFaults.push({ plan: appendFault('hold', 0), remaining: count });
+  }
+
+  /** The next `count` appends are never answered; with `store: true` they are stored first. */
+  hangAppends(count = 1, options: { store?: boolean } = {}): void {
+    const plan = appendFault('hang', 0);
+    plan.store = options.store ?? false;
+    this.appendFaults.push({ plan, remaining: count });
   }
 
   /** Every token minted so far is refused from now on (401), as if expired. */
@@ -105,32 +195,45 @@ export class Faults {
     this.trim.delayMs = ms;
   }
 
-  /** The next turn (of `sessionId` or externalId, or any) writes `upgrade-required` after `afterChunks` chunks. */
-  upgradeMidTurn(options: { afterChunks?: number; sessionId?: string } = {}): void {
-    const plan: TurnFault = {
-      kind: 'upgrade',
-      afterChunks: options.afterChunks ?? 3,
-      sessionId: options.sessionId,
-    };
+  /**
+   * The next turn (of `sessionId` or externalId, or any) writes `upgrade-required` after
+   * `afterChunks` chunks and a new run answers it again: the same answer, or with
+   * `differentAnswer` other text under other text part ids (and, as always, a new message id).
+   */
+  upgradeMidTurn(
+    options: { afterChunks?: number; sessionId?: string; differentAnswer?: boolean } = {},
+  ): void {
+    const plan = turnFault('upgrade', options);
+    plan.differentAnswer = options.differentAnswer ?? false;
     this.turnFaults.push({ plan, remaining: 1 });
   }
 
-  /** The next turn (of `sessionId` or externalId, or any) crashes its run after `afterChunks` chunks. */
+  /**
+   * The next turn (of `sessionId` or externalId, or any) crashes its run after `afterChunks`
+   * chunks (`0`: before its first): no turn-complete, `currentRunId` null at once.
+   */
   crashMidTurn(options: { afterChunks?: number; sessionId?: string } = {}): void {
-    const plan: TurnFault = {
-      kind: 'crash',
-      afterChunks: options.afterChunks ?? 3,
-      sessionId: options.sessionId,
-    };
+    this.turnFaults.push({ plan: turnFault('crash', options), remaining: 1 });
+  }
+
+  /**
+   * The next turn (of `sessionId` or externalId, or any) is cut after `afterChunks` chunks by
+   * a close of its session on the server, as `POST …/close` would: the run ends, nothing more
+   * is written to `.out`, later appends and creates answer 409.
+   */
+  closeMidTurn(options: { afterChunks?: number; sessionId?: string; reason?: string } = {}): void {
+    const plan = turnFault('close', options);
+    plan.reason = options.reason ?? 'closed by the server';
     this.turnFaults.push({ plan, remaining: 1 });
   }
 
-  /** Disarms every fault and restores whole SSE frames (the trim delay is left as set). */
+  /** Disarms every fault, restores whole SSE frames and the `wire` option (the trim delay stays). */
   reset(): void {
     this.outPlans = [];
     this.appendFaults = [];
     this.turnFaults = [];
     this.sseChunkBytes = null;
+    Object.assign(this.wire, this.configuredWire);
   }
 
   /** @internal Called by the `.out` route when a connection opens. */
@@ -147,6 +250,23 @@ export class Faults {
   takeTurnFault(names: readonly (string | null)[]): TurnFault | undefined {
     return take(this.turnFaults, (plan) => plan.sessionId === undefined || names.includes(plan.sessionId));
   }
+}
+
+function appendFault(kind: AppendFault['kind'], status: number): AppendFault {
+  return { kind, status, resetInMs: 0, limit: 0, resetFormat: 'epoch-ms', store: true };
+}
+
+function turnFault(
+  kind: TurnFault['kind'],
+  options: { afterChunks?: number; sessionId?: string },
+): TurnFault {
+  return {
+    kind,
+    afterChunks: options.afterChunks ?? 3,
+    sessionId: options.sessionId,
+    differentAnswer: false,
+    reason: null,
+  };
 }
 
 function take<T>(queue: Armed<T>[], matches: (plan: T) => boolean): T | undefined {

@@ -15,10 +15,18 @@ export { createDemoAgent, type DemoAgentOptions, demoAgent } from './agents/demo
 export { type EchoAction, type EchoClientData, echoAgent } from './agents/echo-agent.js';
 export { type StandardSchemaV1, schemaFromCheck } from './agents/standard-schema.js';
 export { createDevServerApp, type DevHono, type DevServerApp } from './app.js';
-export type { AppendFault, Faults, OutConnectionPlan, TurnFault } from './faults.js';
+export type {
+  AppendFault,
+  Faults,
+  OutConnectionPlan,
+  RateLimitResetFormat,
+  TurnFault,
+  WireOptions,
+} from './faults.js';
 export type { SessionInfo } from './inspect.js';
 export type { DevServerLogger } from './logger.js';
 export { DEFAULT_TRIM_DELAY_MS, type DevServerOptions, generateSecretKey } from './options.js';
+export { DIVERGED_PREFIX } from './runs/diverge-answer.js';
 export { type DevServer, type StartDevServerOptions, startDevServer } from './start-dev-server.js';
 export { DirectoryObjectStore, MemoryObjectStore, type ObjectStore } from './store/object-store.js';
 export type { RunState } from './store/session.js';

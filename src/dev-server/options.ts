@@ -5,6 +5,7 @@ import {
   TOKEN_LIFETIME_SECONDS,
 } from '../protocol/limits.js';
 import type { AnyAgent } from './agents/define-agent.js';
+import type { WireOptions } from './faults.js';
 import { consoleLogger, type DevServerLogger } from './logger.js';
 import type { ObjectStore } from './store/object-store.js';
 
@@ -31,6 +32,12 @@ export interface DevServerOptions {
   logger?: DevServerLogger;
   /** Clock for token issue and expiry (tests move time instead of sleeping). Default `Date.now`. */
   clock?: () => number;
+  /**
+   * What the server sends beyond the spec (the wire notes): `seq` in append answers and
+   * `session-in-event-id` on turn-complete records. Default both `true`; `false` serves a
+   * server without them (`faults.omitTurnCorrelation()` switches both on a live server).
+   */
+  wire?: Partial<WireOptions>;
 }
 
 /** Options with every default filled in: defaults live here and nowhere else. */
@@ -46,6 +53,7 @@ export interface ResolvedDevServerOptions {
   maxBatchRecords: number;
   logger: DevServerLogger;
   clock: () => number;
+  wire: WireOptions;
 }
 
 export const DEFAULT_TRIM_DELAY_MS = 15_000;
@@ -70,5 +78,9 @@ export function resolveOptions(
     maxBatchRecords: options.maxBatchRecords ?? 1000,
     logger: options.logger ?? consoleLogger,
     clock: options.clock ?? Date.now,
+    wire: {
+      appendSeq: options.wire?.appendSeq ?? true,
+      sessionInEventId: options.wire?.sessionInEventId ?? true,
+    },
   };
 }

@@ -1,3 +1,4 @@
+import type { StartSessionResult } from '../client/session-client.js';
 import { ConnectionError } from '../errors/connection-error.js';
 import { httpErrorFromResponse } from '../errors/http-error.js';
 import { ProtocolError } from '../errors/protocol-error.js';
@@ -16,16 +17,33 @@ export interface RouteSessionCallbacksOptions {
 }
 
 export interface RouteSessionCallbacks {
-  /** Creates (or returns) the chat's session. The task identifier is the server's choice, not sent. */
+  /**
+   * Creates (or returns) the chat's session. The task identifier is the server's choice, not
+   * sent. `currentRunId` is the session row's (`null`: no live run), `undefined` when the
+   * route did not say. A closed session throws `SessionClosedError` (`SESSION_CLOSED`).
+   */
   startSession(params: {
     chatId: string;
     taskIdentifier?: string;
     clientData?: unknown;
-  }): Promise<{ publicAccessToken: string; sessionId?: string }>;
+  }): Promise<StartSessionResult>;
   /** A fresh 60-minute session token. */
   getAccessToken(params: { chatId: string }): Promise<string>;
   /** Closes the session for good. Closing a closed session succeeds. */
   closeSession(params: { chatId: string; reason?: string }): Promise<void>;
+}
+
+/** `currentRunId` as the route sent it: absent stays `undefined`, never a guessed `null`. */
+function readCurrentRunId(body: unknown): string | null | undefined {
+  const record = body as Record<string, unknown> | null;
+  if (record === null || !('currentRunId' in record)) return undefined;
+  const value = record.currentRunId;
+  if (value === null || (typeof value === 'string' && value !== '')) return value;
+  if (value === undefined) return undefined;
+  throw new ProtocolError({
+    code: 'UNEXPECTED_RESPONSE',
+    message: 'chat route start: "currentRunId" is neither a run id nor null',
+  });
 }
 
 function readString(body: unknown, key: string, operation: string): string {
@@ -98,9 +116,12 @@ export function createRouteSessionCallbacks(options: RouteSessionCallbacksOption
       );
       const publicAccessToken = readString(body, 'publicAccessToken', 'chat route start');
       const sessionId = readString(body, 'sessionId', 'chat route start');
+      const currentRunId = readCurrentRunId(body);
       if (clientData === undefined) clientDataByChat.delete(chatId);
       else clientDataByChat.set(chatId, clientData);
-      return { publicAccessToken, sessionId };
+      return currentRunId === undefined
+        ? { publicAccessToken, sessionId }
+        : { publicAccessToken, sessionId, currentRunId };
     },
     async getAccessToken({ chatId }) {
       validateChatId(chatId);

@@ -16,10 +16,17 @@ export type ChatRouteAction = ChatRouteRequest['action'];
 export interface ChatRouteStartResponse {
   publicAccessToken: string;
   sessionId: string;
+  /**
+   * The session row's `currentRunId` (`null`: no run is live). Left out when the session
+   * service's answer had no such field, so a client never reads an invented value.
+   */
+  currentRunId?: string | null;
 }
 
 export interface ChatRouteTokenResponse {
   publicAccessToken: string;
+  /** As in `ChatRouteStartResponse`: the token comes from a repeated create, which returns the row. */
+  currentRunId?: string | null;
 }
 
 export interface ChatRouteCloseResponse {
@@ -30,6 +37,8 @@ export interface ChatRouteCloseResponse {
 export interface ChatRouteErrorBody {
   error: string;
   code: string;
+  /** With `SESSION_CLOSED`: the reason the session was closed with, when the service said. */
+  closedReason?: string | null;
 }
 
 /** Chat ids become the session's `externalId` and a URL segment, so they are kept short. */

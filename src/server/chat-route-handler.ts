@@ -112,12 +112,17 @@ export function createChatRouteHandler(
     }
     const input = await createInput(request, body.chatId, body.clientData);
     const session = await api().create(input, { signal: request.signal });
+    // Passed on only when the service sent it: the browser must not mistake a missing
+    // field for "no live run" and end a healthy turn.
+    const liveness = 'currentRunId' in session ? { currentRunId: session.currentRunId } : {};
     if (body.action === 'token') {
-      return jsonResponse({ publicAccessToken: session.publicAccessToken } satisfies ChatRouteTokenResponse);
+      const answer: ChatRouteTokenResponse = { publicAccessToken: session.publicAccessToken, ...liveness };
+      return jsonResponse(answer);
     }
     const answer: ChatRouteStartResponse = {
       publicAccessToken: session.publicAccessToken,
       sessionId: session.id,
+      ...liveness,
     };
     return jsonResponse(answer);
   }

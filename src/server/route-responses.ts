@@ -1,5 +1,5 @@
 import { isDurableChatError } from '../errors/durable-chat-error.js';
-import { RateLimitedError } from '../errors/http-error.js';
+import { RateLimitedError, SessionClosedError } from '../errors/http-error.js';
 import type { ChatRouteErrorBody } from '../route-client/route-protocol.js';
 
 /** Stable `code`s of the route's error bodies. */
@@ -27,8 +27,9 @@ export function errorResponse(
   code: ChatRouteErrorCode,
   error: string,
   headers?: Record<string, string>,
+  extra: Pick<ChatRouteErrorBody, 'closedReason'> = {},
 ): Response {
-  const body: ChatRouteErrorBody = { error, code };
+  const body: ChatRouteErrorBody = { error, code, ...extra };
   return jsonResponse(body, status, headers);
 }
 
@@ -47,8 +48,14 @@ export function mapUpstreamFailure(error: unknown): MappedFailure {
     return { response: errorResponse(500, 'INTERNAL_ERROR', 'the chat route failed'), serverSide: true };
   }
   switch (error.code) {
-    case 'SESSION_CLOSED':
-      return { response: errorResponse(409, 'SESSION_CLOSED', 'the session is closed'), serverSide: false };
+    case 'SESSION_CLOSED': {
+      // The app's own close reason: the browser may show it ("archived by you").
+      const closedReason = error instanceof SessionClosedError ? error.closedReason : null;
+      const response = errorResponse(409, 'SESSION_CLOSED', 'the session is closed', undefined, {
+        closedReason,
+      });
+      return { response, serverSide: false };
+    }
     case 'NOT_FOUND':
       return { response: errorResponse(404, 'NOT_FOUND', 'no session for this chat'), serverSide: false };
     case 'RATE_LIMITED': {

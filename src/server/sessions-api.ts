@@ -32,10 +32,13 @@ export interface SessionsRequestOptions {
 export interface SessionsApi {
   /**
    * Creates the session and its first run, or returns the live one for the same
-   * (`taskIdentifier`, `externalId`) with `isCached: true` and a fresh token. Validated
-   * locally first (`ValidationError`, nothing sent); a closed session throws
-   * `SessionClosedError`. Retried on 5xx and network failures only with an `externalId`,
-   * since without one every call makes a new session.
+   * (`taskIdentifier`, `externalId`) with `isCached: true` and a fresh token. The answer is
+   * the session row: its `currentRunId` names the live run, `null` when none is (the run
+   * ended, crashed or was cancelled; the next append starts a continuation), so a repeated
+   * create doubles as the liveness check of a silent turn. Validated locally first
+   * (`ValidationError`, nothing sent); a closed session throws `SessionClosedError` (with
+   * `closedReason`). Retried on 5xx and network failures only with an `externalId`, since
+   * without one every call makes a new session.
    */
   create<M extends UIMessage = UIMessage>(
     request: CreateSessionInput<M>,
@@ -71,6 +74,14 @@ function readCreateResponse<M extends UIMessage>(body: unknown): CreateSessionRe
     throw new ProtocolError({
       code: 'UNEXPECTED_RESPONSE',
       message: 'create session: no "isCached" boolean',
+    });
+  }
+  // The liveness source of a client's silent turn: a wrong type must not read as "no run".
+  const current = row.currentRunId;
+  if (current !== undefined && current !== null && typeof current !== 'string') {
+    throw new ProtocolError({
+      code: 'UNEXPECTED_RESPONSE',
+      message: 'create session: "currentRunId" is neither a string nor null',
     });
   }
   return row as unknown as CreateSessionResponse<M>;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HEADER, readTokenClaims, runIdFromScopes } from '../../src/protocol/index.js';
 import type { ConformanceFaults } from './support/conformance-target.js';
+import { currentRunIdEventually } from './support/current-run-id.js';
 import type { GetContext } from './support/suite-context.js';
 import { hasContent } from './support/turn.js';
 
@@ -82,6 +83,8 @@ export function describeFaults(context: GetContext): void {
         until: (progress) => progress.records.some((record) => record.kind === 'data'),
       });
       expect(partial.ending).toBe('until');
+      // "Run gone": the row the create returns names no live run, the liveness source a client asks.
+      expect(await currentRunIdEventually(chat, (runId) => runId === null)).toBeNull();
       const append = await chat.append(chat.messageChunk('after the crash'));
       expect(append.status, append.text).toBe(200);
       const turn = await chat.awaitTurn({ appendSeq: append.body?.seq as number | undefined });

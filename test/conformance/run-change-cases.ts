@@ -1,24 +1,8 @@
 import { expect, it } from 'vitest';
-import { type ConformanceChat, createBody } from './support/conformance-chat.js';
-import { type GetContext, sleep } from './support/suite-context.js';
+import { currentRunIdEventually } from './support/current-run-id.js';
+import type { GetContext } from './support/suite-context.js';
 import { findTurn, hasContent } from './support/turn.js';
 import { expectTurnShape, runOf } from './support/turn-shape.js';
-
-/** `currentRunId` from the row a cached create returns, polled briefly until `accept` holds. */
-async function currentRunIdEventually(
-  chat: ConformanceChat,
-  accept: (runId: string | null) => boolean,
-): Promise<string | null | undefined> {
-  let runId: string | null | undefined;
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const response = await chat.client.createSession(createBody(chat.target, chat.externalId));
-    expect(response.status, response.text).toBe(200);
-    runId = response.body?.currentRunId as string | null | undefined;
-    if (accept(runId ?? null)) return runId;
-    await sleep(100);
-  }
-  return runId;
-}
 
 /** A session outliving its run: end-of-run and upgrade, on one stream. */
 export function registerRunChangeCases(context: GetContext): void {

@@ -47,12 +47,21 @@ export function describeSettleAndTrim(context: GetContext): void {
     });
 
     it(
-      'a trim command follows each turn-complete; a trimmed cursor clamps forward; peek skips the trim',
+      'a trim command follows each turn-complete, the first included; a trimmed cursor clamps forward; peek skips the trim',
       async () => {
         const { target } = context();
         const chat = await context().openChat();
         const first = await chat.send('turn one');
         const firstSeq = first.turn.records[0]?.seqNum ?? 0;
+        const firstTrim = await chat.read({
+          lastEventId: first.turn.turnComplete.seqNum,
+          timeoutSeconds: 5,
+          until: (progress) => progress.records.length > 0,
+          maxMs: 10_000,
+        });
+        // "After each turn-complete": with nothing earlier to trim back to, it trims nothing.
+        expect(firstTrim.records[0]?.kind, 'a trim command after the first turn-complete').toBe('command');
+        expect(firstTrim.raw[0]?.headers).toEqual([['', COMMAND_TRIM]]);
         const second = await chat.send('turn two');
         const secondStart = second.turn.records.find(
           (record) => record.seqNum > first.turn.turnComplete.seqNum,

@@ -42,7 +42,10 @@ describe('echo turns', () => {
       'finish-step',
       'finish',
       'control:turn-complete',
+      // "After each turn-complete": the first one too, trimming back to the oldest record (nothing).
+      'command:trim',
     ]);
+    expect(read.records.at(-1)?.body).toBe('0');
     expect(replyText(read.records)).toBe('Echo: hello there world');
     const deltas = classify(read.records).flatMap((r) =>
       r.kind === 'data' && r.chunk.type === 'text-delta' ? [r.chunk.delta] : [],
@@ -52,7 +55,7 @@ describe('echo turns', () => {
     expect(start?.kind === 'data' && start.chunk.type === 'start' && typeof start.chunk.messageId).toBe(
       'string',
     );
-    expect(read.records.map((r) => r.seq_num)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(read.records.map((r) => r.seq_num)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const [complete] = turnCompletes(read.records);
     expect(complete?.sessionInEventId).toBe(0);
     const claims = readTokenClaims(complete?.publicAccessToken ?? '');
@@ -85,7 +88,7 @@ describe('echo turns', () => {
     const types = chunkTypes(read.records);
     const firstComplete = types.indexOf('control:turn-complete');
     // The rejected turn: a turn-complete with no content chunk before it (after the trim of turn 1).
-    expect(types.slice(firstComplete + 1)).toEqual(['control:turn-complete', 'command:trim']);
+    expect(types.slice(firstComplete + 1)).toEqual(['command:trim', 'control:turn-complete', 'command:trim']);
     const rejected = turnCompletes(read.records)[1];
     expect(rejected?.publicAccessToken).toBeUndefined();
     expect(rejected?.sessionInEventId).toBe(1);
@@ -104,7 +107,7 @@ describe('echo turns', () => {
     const full = `Echo: ${Array.from({ length: 50 }, () => 'long answer').join(' ')}`;
     expect(replyText(read.records).length).toBeLessThan(full.length);
     expect(full.startsWith(replyText(read.records))).toBe(true);
-    expect(chunkTypes(read.records).at(-1)).toBe('control:turn-complete');
+    expect(chunkTypes(read.records).slice(-2)).toEqual(['control:turn-complete', 'command:trim']);
     expect(server.inspect(c.chatId)?.run?.state).toBe('idle');
   });
 
@@ -122,6 +125,7 @@ describe('echo turns', () => {
     expect(replyText(read.records)).toBe('SHOUT');
     const types = chunkTypes(read.records);
     expect(types.slice(types.indexOf('control:turn-complete') + 1)).toEqual([
+      'command:trim',
       'control:turn-complete',
       'command:trim',
     ]);

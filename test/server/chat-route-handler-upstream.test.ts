@@ -62,6 +62,7 @@ describe('createChatRouteHandler: the session service', () => {
     expect(await response.json()).toEqual({
       publicAccessToken: 'token-for-chat-7',
       sessionId: 'session_chat-7',
+      currentRunId: 'run_1',
     });
     expect(requests[0]?.body).toEqual({
       type: 'chat.agent',
@@ -134,7 +135,11 @@ describe('createChatRouteHandler: the session service', () => {
     const { handler } = await handlerFor([closed]);
     const response = await handler(post({ action: 'token', chatId: 'c' }));
     expect(response.status).toBe(409);
-    expect(await response.json()).toEqual({ error: 'the session is closed', code: 'SESSION_CLOSED' });
+    expect(await response.json()).toEqual({
+      error: 'the session is closed',
+      code: 'SESSION_CLOSED',
+      closedReason: null,
+    });
   });
 
   it('passes a long rate limit through as 429 with its reset time', async () => {

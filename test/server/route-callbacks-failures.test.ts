@@ -57,7 +57,11 @@ describe('createRouteSessionCallbacks over a real route', () => {
       taskIdentifier: 'ignored',
       clientData: { a: 1 },
     });
-    expect(started).toEqual({ publicAccessToken: 'token-for-c1', sessionId: 'session_c1' });
+    expect(started).toEqual({
+      publicAccessToken: 'token-for-c1',
+      sessionId: 'session_c1',
+      currentRunId: 'run_1',
+    });
     expect(await callbacks.getAccessToken({ chatId: 'c1' })).toBe('token-for-c1');
     expect(calls).toBe(2);
     const payloads = requests.map(
@@ -71,6 +75,36 @@ describe('createRouteSessionCallbacks over a real route', () => {
       'echo',
       'echo',
     ]);
+  });
+
+  it('leaves currentRunId undefined when the service did not send it, and refuses a malformed one', async () => {
+    const { currentRunId: _omitted, ...withoutRun } = createdSession('c2');
+    const silent = await routeFor([replyJson(201, withoutRun)]);
+    const callbacks = createRouteSessionCallbacks({
+      endpoint: silent.endpoint,
+      headers: { 'x-user': 'alice' },
+    });
+    const started = await callbacks.startSession({ chatId: 'c2' });
+    expect(started).toEqual({ publicAccessToken: 'token-for-c2', sessionId: 'session_c2' });
+    expect('currentRunId' in started).toBe(false);
+
+    const idle = await routeFor([replyJson(200, { ...createdSession('c3', true), currentRunId: null })]);
+    const idleCallbacks = createRouteSessionCallbacks({
+      endpoint: idle.endpoint,
+      headers: { 'x-user': 'alice' },
+    });
+    expect((await idleCallbacks.startSession({ chatId: 'c3' })).currentRunId).toBeNull();
+
+    const malformed = await routeFor([replyJson(201, { ...createdSession('c4'), currentRunId: 42 })]);
+    const malformedCallbacks = createRouteSessionCallbacks({
+      endpoint: malformed.endpoint,
+      headers: { 'x-user': 'alice' },
+    });
+    // The sessions API refuses the service's answer, so the route reports the upstream as broken.
+    expect(await failure(malformedCallbacks.startSession({ chatId: 'c4' }))).toMatchObject({
+      code: 'SERVER_ERROR',
+      status: 502,
+    });
   });
 
   it('maps a refusal to AuthError FORBIDDEN', async () => {

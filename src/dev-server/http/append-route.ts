@@ -6,29 +6,14 @@ import type { ChatInputChunk } from '../../protocol/types.js';
 import { measureAppend, validateInputChunk, validatePartId } from '../../protocol/validate.js';
 import type { DevHono } from '../app.js';
 import type { DevServerContext } from '../context.js';
+import type { AppendFault } from '../faults.js';
 import { randomId } from '../ids.js';
 import { startRun } from '../runs/run.js';
 import { authorizeSession } from './authorize.js';
-import { appendError, badRequestFrom, parseJson } from './responses.js';
+import { hangUntilGone, holdUntilAnswered } from './hold-request.js';
+import { appendError, badRequestFrom, dropConnection, type ErrorStatus, parseJson } from './responses.js';
 
 type AppContext = Context<{ Bindings: Partial<HttpBindings> }>;
-
-/** Drops the connection without answering (the node socket; in-process there is none). */
-function loseResponse(c: AppContext): Response {
-  const socket = c.env?.incoming?.socket;
-  if (socket !== undefined) {
-    socket.destroy();
-    return new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
-  }
-  // No socket to cut (fetch handler used in-process): an unreadable body is the closest.
-  return new Response(
-    new ReadableStream({
-      start(controller) {
-        controller.error(new TypeError('connection lost (injected fault)'));
-      },
-    }),
-  );
-}
 
 export function mountAppendRoute(app: DevHono, context: DevServerContext): void {
   app.post('/realtime/v1/sessions/:id/in/append', async (c) => {
@@ -44,14 +29,10 @@ export function mountAppendRoute(app: DevHono, context: DevServerContext): void 
       });
     }
     const fault = context.faults.takeAppendFault();
-    if (fault?.kind === 'status') {
-      if (fault.status === 429) {
-        c.header(HEADER.rateLimitLimit, String(fault.limit));
-        c.header(HEADER.rateLimitRemaining, '0');
-        c.header(HEADER.rateLimitReset, String(Date.now() + fault.resetInMs));
-        return appendError(c, 429, 'rate limited (injected fault)');
-      }
-      return appendError(c, 500, 'transient failure on the durable stream (injected fault)');
+    if (fault?.kind === 'status') return faultResponse(c, context, fault);
+    if (fault?.kind === 'hang' && !fault.store) {
+      await hangUntilGone(context, c.req.raw.signal);
+      return dropConnection(c);
     }
     const text = await c.req.text();
     const size = measureAppend(text);
@@ -75,14 +56,51 @@ export function mountAppendRoute(app: DevHono, context: DevServerContext): void 
     } catch (error) {
       return appendError(c, 400, badRequestFrom(error).error, { code: 'BAD_REQUEST' });
     }
+    const answer = (seq: number) => c.json(context.faults.wire.appendSeq ? { ok: true, seq } : { ok: true });
     const repeated = partIdHeader === undefined ? undefined : session.in.seqOfPart(partIdHeader);
-    if (repeated !== undefined) return c.json({ ok: true, seq: repeated });
+    if (repeated !== undefined) return answer(repeated);
     const record = session.in.append(chunk, partIdHeader ?? `srv_${randomId(16)}`);
     if (session.run === null) {
       const previousRunId = session.lastRunId ?? undefined;
       startRun(context, session, { continuation: true, previousRunId, firstPayload: undefined });
     }
-    if (fault?.kind === 'lose-response') return loseResponse(c);
-    return c.json({ ok: true, seq: record.seq });
+    switch (fault?.kind) {
+      case 'lose-response':
+        return dropConnection(c);
+      case 'status-after-store':
+        return faultResponse(c, context, fault);
+      case 'hold':
+        await holdUntilAnswered(context, session, record.seq, c.req.raw.signal);
+        return answer(record.seq);
+      case 'hang':
+        await hangUntilGone(context, c.req.raw.signal);
+        return dropConnection(c);
+      default:
+        return answer(record.seq);
+    }
   });
+}
+
+/** `x-ratelimit-reset` as the fault asks: epoch ms (the production service), epoch or delta seconds. */
+function rateLimitReset(fault: AppendFault, now: number): string {
+  switch (fault.resetFormat) {
+    case 'epoch-seconds':
+      return String(Math.ceil((now + fault.resetInMs) / 1000));
+    case 'delta-seconds':
+      return String(Math.ceil(fault.resetInMs / 1000));
+    default:
+      return String(now + fault.resetInMs);
+  }
+}
+
+function faultResponse(c: AppContext, context: DevServerContext, fault: AppendFault): Response {
+  if (fault.status === 429) {
+    c.header(HEADER.rateLimitLimit, String(fault.limit));
+    c.header(HEADER.rateLimitRemaining, '0');
+    c.header(HEADER.rateLimitReset, rateLimitReset(fault, context.options.clock()));
+    return appendError(c, 429, 'rate limited (injected fault)');
+  }
+  const status: ErrorStatus =
+    fault.status === 502 || fault.status === 503 || fault.status === 504 ? fault.status : 500;
+  return appendError(c, status, 'transient failure on the durable stream (injected fault)');
 }

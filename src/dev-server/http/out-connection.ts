@@ -39,6 +39,8 @@ export class OutConnection {
   private sent = 0;
   private writing = false;
   private finished = false;
+  /** Fault: silent with the socket open; only the client or the server's end closes it. */
+  private stalled = false;
   private duplicatesPending: number;
   private pingTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -56,8 +58,13 @@ export class OutConnection {
     options.registry.add(this);
   }
 
-  /** Ends the stream now with `[DONE]` (the server is shutting down). */
+  /** Ends the stream now with `[DONE]` (the server is shutting down); a stalled one is cut. */
   end(): void {
+    if (this.stalled) {
+      this.cleanup();
+      this.sink.destroy();
+      return;
+    }
     void this.done();
   }
 
@@ -65,6 +72,10 @@ export class OutConnection {
     this.armTimers();
     if (this.options.plan.error?.afterRecords === 0) {
       void this.fail();
+      return;
+    }
+    if (this.options.plan.stallAfterRecords === 0) {
+      this.stall();
       return;
     }
     this.schedule();
@@ -128,11 +139,12 @@ export class OutConnection {
   private async sendBatch(records: OutRecord[]): Promise<void> {
     const plan = this.options.plan;
     let batch = records;
-    let cut: 'drop' | 'error' | undefined;
-    const limit = plan.dropAfterRecords ?? plan.error?.afterRecords;
+    let cut: 'drop' | 'error' | 'stall' | undefined;
+    const limit = plan.dropAfterRecords ?? plan.error?.afterRecords ?? plan.stallAfterRecords;
     if (limit !== undefined && this.sent + batch.length >= limit) {
       batch = batch.slice(0, Math.max(0, limit - this.sent));
-      cut = plan.dropAfterRecords !== undefined ? 'drop' : 'error';
+      if (plan.dropAfterRecords !== undefined) cut = 'drop';
+      else cut = plan.error !== undefined ? 'error' : 'stall';
     }
     const last = batch[batch.length - 1];
     if (last !== undefined) {
@@ -148,6 +160,16 @@ export class OutConnection {
     }
     if (cut === 'drop') await this.drop(records.slice(batch.length));
     else if (cut === 'error') await this.fail();
+    else if (cut === 'stall') this.stall();
+  }
+
+  /** Stops every write (records, pings, `[DONE]`) but keeps the socket, as a dead peer would. */
+  private stall(): void {
+    this.stalled = true;
+    this.finished = true;
+    clearInterval(this.pingTimer);
+    clearTimeout(this.deadlineTimer);
+    this.unsubscribe();
   }
 
   private async write(frame: string): Promise<void> {

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { COMMAND_TRIM, EVENT_STREAM, HEADER, STREAM_VERSION_V2 } from '../../protocol/headers.js';
 import { DEFAULT_TIMEOUT_SECONDS } from '../../protocol/limits.js';
 import { classifyRecord, isTurnComplete } from '../../protocol/records.js';
@@ -7,8 +8,15 @@ import type { DevHono } from '../app.js';
 import type { DevServerContext } from '../context.js';
 import type { Session } from '../store/session.js';
 import { authorizeSession } from './authorize.js';
+import { hangUntilGone } from './hold-request.js';
 import { OutConnection } from './out-connection.js';
-import { badRequestFrom, CORS_HEADERS, errorResponse } from './responses.js';
+import {
+  badRequestFrom,
+  CORS_HEADERS,
+  dropConnection,
+  type ErrorStatus,
+  errorResponse,
+} from './responses.js';
 import { nodeSink, type SseSink, streamSink } from './sse-sink.js';
 
 function isTrimCommand(record: OutRecord): boolean {
@@ -28,6 +36,20 @@ function startSeq(lastEventId: string | undefined): number {
   if (value === undefined || !/^\d+$/.test(value)) return 0;
   const parsed = Number(value);
   return Number.isSafeInteger(parsed) ? parsed + 1 : 0;
+}
+
+const REFUSAL_STATUSES: readonly ErrorStatus[] = [401, 403, 404, 409, 429, 500, 502, 503, 504];
+
+/** A `.out` request refused by a fault; 409 as for a closed session, with its machine code. */
+function refusal(c: Context, requested: number, session: Session): Response {
+  const status = REFUSAL_STATUSES.find((candidate) => candidate === requested) ?? 500;
+  if (status === 409) {
+    return errorResponse(c, 409, 'the session is closed (injected fault)', {
+      code: 'session_closed',
+      closedReason: session.row.closedReason,
+    });
+  }
+  return errorResponse(c, status, `refused with ${status} (injected fault)`);
 }
 
 export function mountOutRoute(app: DevHono, context: DevServerContext): void {
@@ -53,6 +75,12 @@ export function mountOutRoute(app: DevHono, context: DevServerContext): void {
       }
     }
     const session = authorized.session;
+    const plan = context.faults.takeOutPlan();
+    if (plan.hang === true) {
+      await hangUntilGone(context, c.req.raw.signal);
+      return dropConnection(c);
+    }
+    if (plan.status !== undefined) return refusal(c, plan.status, session);
     const settled = c.req.header(HEADER.peekSettled) === '1' && isSettled(session);
     const headers: Record<string, string> = {
       ...CORS_HEADERS,
@@ -80,7 +108,7 @@ export function mountOutRoute(app: DevHono, context: DevServerContext): void {
       settled,
       peekCloseMs: context.options.peekCloseMs,
       maxBatchRecords: context.options.maxBatchRecords,
-      plan: context.faults.takeOutPlan(),
+      plan,
       pieceBytes: () => context.faults.sseChunkBytes,
       onError: (error) => context.logger.warn(`session ${session.row.id}: a .out write failed`, error),
       registry: context.streams,

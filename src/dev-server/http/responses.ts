@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 import { isDurableChatError } from '../../errors/durable-chat-error.js';
 import { ValidationError } from '../../errors/validation-error.js';
@@ -19,7 +20,7 @@ export const CORS_HEADERS: Record<string, string> = {
   'access-control-expose-headers': EXPOSED_HEADERS.join(', '),
 };
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 429 | 500;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 429 | 500 | 502 | 503 | 504;
 
 /** Management endpoints' error body: `{ error, code }` (and `field` for bad input). */
 export function errorResponse(
@@ -57,4 +58,23 @@ export function parseJson(text: string): unknown {
   } catch {
     throw new ValidationError({ field: 'body', message: 'body: not valid JSON' });
   }
+}
+
+/**
+ * Cuts the connection without an answer. In-process (the fetch handler, no socket to cut)
+ * an unreadable body is the closest.
+ */
+export function dropConnection(c: Context<{ Bindings: Partial<HttpBindings> }>): Response {
+  const socket = c.env?.incoming?.socket;
+  if (socket !== undefined) {
+    socket.destroy();
+    return new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
+  }
+  return new Response(
+    new ReadableStream({
+      start(controller) {
+        controller.error(new TypeError('connection lost (injected fault)'));
+      },
+    }),
+  );
 }

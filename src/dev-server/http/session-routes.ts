@@ -141,13 +141,7 @@ export function mountSessionRoutes(app: DevHono, context: DevServerContext): voi
       return errorResponse(c, 400, message, { code: 'BAD_REQUEST', field });
     }
     const session = authorized.session;
-    if (!session.closed) {
-      session.row.closedAt = new Date().toISOString();
-      session.row.closedReason = reason ?? null;
-      session.touch();
-      // Closed is terminal: the live run ends; reads of `.out` keep working.
-      session.run?.terminate('shutdown');
-    }
+    session.close(reason ?? null);
     return c.json(session.row, 200);
   });
 }

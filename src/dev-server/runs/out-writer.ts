@@ -27,7 +27,9 @@ export function writeUpgradeRequired(session: Session): void {
 /**
  * Ends a turn on `.out`: the turn-complete control record (with a refreshed token unless
  * the turn failed, and the `.in` cursor it answers), then the trim command back to the
- * previous turn-complete, whose effect lands after the trim delay.
+ * previous turn-complete, whose effect lands after the trim delay. The spec writes the trim
+ * "after each turn-complete", the first one included: with no earlier turn-complete it
+ * targets the oldest record held, so it trims nothing.
  */
 export async function writeTurnComplete(
   context: DevServerContext,
@@ -38,12 +40,16 @@ export async function writeTurnComplete(
     ? await context.tokens.mint(session.tokenKey, sessionScopes(session.tokenKey, options.runId))
     : undefined;
   const previous = session.lastTurnCompleteSeq;
-  const extra = { publicAccessToken: token, sessionInEventId: options.inSeq ?? undefined };
-  const factories = [(seqNum: number, timestamp: number) => turnCompleteRecord(seqNum, timestamp, extra)];
-  if (previous !== null) {
-    factories.push((seqNum, timestamp) => commandRecord(seqNum, timestamp, COMMAND_TRIM, String(previous)));
-  }
-  const written = session.out.append(factories);
+  const correlate = context.faults.wire.sessionInEventId;
+  const extra = {
+    publicAccessToken: token,
+    sessionInEventId: correlate ? (options.inSeq ?? undefined) : undefined,
+  };
+  const target = previous ?? session.out.oldestSeq;
+  const written = session.out.append([
+    (seqNum, timestamp) => turnCompleteRecord(seqNum, timestamp, extra),
+    (seqNum, timestamp) => commandRecord(seqNum, timestamp, COMMAND_TRIM, String(target)),
+  ]);
   const [turnComplete] = written;
   if (turnComplete !== undefined) session.lastTurnCompleteSeq = turnComplete.seq_num;
   if (options.inSeq !== null && options.inSeq > session.inAckSeq) {

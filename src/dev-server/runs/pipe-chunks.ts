@@ -8,7 +8,7 @@ export interface PipeOptions {
   signal: AbortSignal;
   /** Given to a `start` chunk that carries no `messageId`. */
   messageId: string;
-  /** Fault injection: stop after this many chunks (they are all written first). */
+  /** Fault injection: stop after this many chunks (they are all written first; `0`: before the first). */
   interruptAfter?: number;
   logger: DevServerLogger;
 }
@@ -59,6 +59,10 @@ export async function pipeChunks(
   const result: PipeResult = { chunks, interrupted: false, error: undefined };
   try {
     while (true) {
+      if (options.interruptAfter !== undefined && options.interruptAfter <= 0) {
+        result.interrupted = true;
+        break;
+      }
       const next = await read();
       if (next === ABORTED || next.done === true) break;
       let chunk = next.value;

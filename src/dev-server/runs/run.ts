@@ -1,4 +1,4 @@
-import type { UIMessage } from 'ai';
+import type { UIMessage, UIMessageChunk } from 'ai';
 import type { ChatTaskWirePayload } from '../../protocol/types.js';
 import type { AgentHookContext, AgentStream, AgentTurnContext } from '../agents/define-agent.js';
 import type { DevServerContext } from '../context.js';
@@ -7,6 +7,7 @@ import type { InRecord } from '../store/in-log.js';
 import type { LiveRun, RunState, Session } from '../store/session.js';
 import { applyInput } from './apply-input.js';
 import { type BootResult, bootMessages } from './boot.js';
+import { divergeAnswer } from './diverge-answer.js';
 import { reduceMessage } from './history.js';
 import { writeChunks, writeTurnComplete, writeUpgradeRequired } from './out-writer.js';
 import { type PipeResult, pipeChunks } from './pipe-chunks.js';
@@ -301,7 +302,16 @@ export class Run implements LiveRun {
     if (this.upgradeRequested) return this.upgrade(inSeq, payload.message);
     const names = [this.session.row.id, this.session.row.externalId];
     const fault = this.context.faults.takeTurnFault(names);
-    const result = await this.stream(() => agent.run(context), abort, fault?.afterChunks, responseMessageId);
+    // The fault's new run answers otherwise than the run it replaced, as a real model would.
+    const diverge = this.session.divergeNextAnswer;
+    this.session.divergeNextAnswer = false;
+    const result = await this.stream(
+      () => agent.run(context),
+      abort,
+      fault?.afterChunks,
+      responseMessageId,
+      diverge ? divergeAnswer : undefined,
+    );
     this.turnAbort = null;
     if (this.ended !== null) return;
     if (result.interrupted && fault?.kind === 'crash') {
@@ -311,7 +321,12 @@ export class Run implements LiveRun {
       this.detach();
       return;
     }
+    if (result.interrupted && fault?.kind === 'close') {
+      this.session.close(fault.reason);
+      return;
+    }
     if (this.upgradeRequested || (result.interrupted && fault?.kind === 'upgrade')) {
+      if (fault?.differentAnswer === true) this.session.divergeNextAnswer = true;
       return this.upgrade(inSeq, payload.message);
     }
     await this.finishTurn(inSeq, result, continued, clientData.value, abort.signal.aborted);
@@ -341,17 +356,19 @@ export class Run implements LiveRun {
     abort: AbortController,
     interruptAfter: number | undefined,
     messageId: string,
+    transform?: (source: AsyncIterable<UIMessageChunk>) => AsyncIterable<UIMessageChunk>,
   ): Promise<PipeResult> {
     try {
       const produced = await produce();
       // An upgrade asked for inside `run` re-runs the turn on the new run: nothing is piped here.
       if (produced === undefined || this.upgradeRequested)
         return { chunks: [], interrupted: false, error: undefined };
-      const source = toChunkIterable(produced, {
+      const chunks = toChunkIterable(produced, {
         messages: this.messages,
         generateMessageId: () => messageId,
         onError: (error) => (error instanceof Error ? error.message : 'the agent failed'),
       });
+      const source = transform === undefined ? chunks : transform(chunks);
       return await pipeChunks(this.session, source, {
         signal: abort.signal,
         messageId,

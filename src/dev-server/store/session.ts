@@ -40,6 +40,8 @@ export class Session {
   runCount = 0;
   /** Id of the latest run, live or gone (a cached create returns it). */
   lastRunId: string | null = null;
+  /** Fault injection: the next turn answers differently from the run an upgrade replaced. */
+  divergeNextAnswer = false;
   readonly trimTimers = new Set<NodeJS.Timeout>();
 
   constructor(
@@ -54,6 +56,18 @@ export class Session {
 
   get closed(): boolean {
     return this.row.closedAt !== null;
+  }
+
+  /**
+   * Closes the session for good (idempotent: the first `closedAt` / `closedReason` stay).
+   * The live run ends at once; `.out` stays readable.
+   */
+  close(reason: string | null): void {
+    if (this.closed) return;
+    this.row.closedAt = new Date().toISOString();
+    this.row.closedReason = reason;
+    this.touch();
+    this.run?.terminate('shutdown');
   }
 
   touch(): void {

@@ -43,6 +43,12 @@ export interface ConformanceOptions {
   toolOutputText?: string;
   /** A user message text that makes the agent request an upgrade mid-turn. Without it that case is skipped. */
   upgradeText?: string;
+  /**
+   * The target sends the wire notes' turn correlation: `seq` in append answers and
+   * `session-in-event-id` on turn-complete records. Default true; `false` checks that a
+   * server without them (the spec's minimum) passes everything else.
+   */
+  turnCorrelation?: boolean;
   /** Mints a JWT with the given scopes the way the service's own tools do. Without it the scoped-JWT cases are skipped. */
   mintToken?: (scopes: string[]) => Promise<string>;
 }

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { echoAgent, startDevServer } from '../../src/dev-server/index.js';
+import { createRouteSessionCallbacks } from '../../src/route-client/create-route-session-callbacks.js';
+import { createChatRouteHandler } from '../../src/server/chat-route-handler.js';
+import { type CreateSessionInput, createSessionsApi } from '../../src/server/sessions-api.js';
+import { failure } from './support/failure.js';
+import { hostFetchHandler, type Listening } from './support/listen.js';
+import { appendWithToken } from './support/session-service.js';
+
+// The session row's `currentRunId`, from the service through the route to the browser: the
+// source a silent turn asks whether its run still lives.
+
+let server: Awaited<ReturnType<typeof startDevServer>>;
+let route: Listening;
+beforeAll(async () => {
+  server = await startDevServer({ port: 0, agents: [echoAgent], logger: { warn() {} } });
+  route = await hostFetchHandler(
+    createChatRouteHandler({
+      baseURL: server.url,
+      secretKey: server.secretKey,
+      taskIdentifier: 'echo',
+      authorize: () => true,
+      onError: () => {},
+    }),
+  );
+});
+afterAll(async () => {
+  await route?.close();
+  await server?.close();
+});
+
+let counter = 0;
+const nextChatId = () => `liveness-${Date.now()}-${++counter}`;
+
+function minimal(chatId: string): CreateSessionInput & { externalId: string } {
+  return {
+    taskIdentifier: 'echo',
+    externalId: chatId,
+    triggerConfig: { basePayload: { chatId, trigger: 'preload' } },
+  };
+}
+
+const sessions = () =>
+  createSessionsApi({ baseURL: server.url, secretKey: server.secretKey, retry: { retries: 0 } });
+
+async function postRoute(body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(route.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+describe('createSessionsApi().create() reports the live run', () => {
+  it('currentRunId is the run while it lives, null once it is gone, the continuation after the next append', async () => {
+    const chatId = nextChatId();
+    const api = sessions();
+    const created = await api.create(minimal(chatId));
+    expect(created.currentRunId).toBe(created.runId);
+    const cached = await api.create(minimal(chatId));
+    expect(cached).toMatchObject({ isCached: true, runId: created.runId, currentRunId: created.runId });
+
+    expect(server.cancelRun(chatId)).toBe(true);
+    const gone = await api.create(minimal(chatId));
+    expect(gone.isCached).toBe(true);
+    expect(gone.currentRunId).toBeNull();
+
+    expect((await appendWithToken(server.url, chatId, gone.publicAccessToken)).status).toBe(200);
+    const continued = await api.create(minimal(chatId));
+    expect(continued.currentRunId).toMatch(/^run_/);
+    expect(continued.currentRunId).not.toBe(created.runId);
+  });
+});
+
+describe('createChatRouteHandler passes currentRunId through', () => {
+  it('start and token answer the row’s currentRunId, a string or null', async () => {
+    const chatId = nextChatId();
+    const start = await postRoute({ action: 'start', chatId });
+    expect(start.status).toBe(200);
+    const runId = server.inspect(chatId)?.row.currentRunId;
+    expect(runId).toMatch(/^run_/);
+    expect(start.json).toEqual({
+      publicAccessToken: expect.any(String),
+      sessionId: expect.stringMatching(/^session_/),
+      currentRunId: runId,
+    });
+    const token = await postRoute({ action: 'token', chatId });
+    expect(token.json).toEqual({ publicAccessToken: expect.any(String), currentRunId: runId });
+
+    server.cancelRun(chatId);
+    expect((await postRoute({ action: 'start', chatId })).json).toMatchObject({ currentRunId: null });
+    expect((await postRoute({ action: 'token', chatId })).json).toMatchObject({ currentRunId: null });
+  });
+
+  it('answers 409 SESSION_CLOSED with the close reason once the session is closed on the server', async () => {
+    const chatId = nextChatId();
+    await postRoute({ action: 'start', chatId });
+    await sessions().close(chatId, 'archived by the user');
+    for (const action of ['start', 'token'] as const) {
+      const answer = await postRoute({ action, chatId });
+      expect(answer.status).toBe(409);
+      expect(answer.json).toEqual({
+        error: 'the session is closed',
+        code: 'SESSION_CLOSED',
+        closedReason: 'archived by the user',
+      });
+    }
+  });
+});
+
+describe('createRouteSessionCallbacks().startSession returns currentRunId', () => {
+  it('returns the live run, then null once the run is gone', async () => {
+    const chatId = nextChatId();
+    const callbacks = createRouteSessionCallbacks({ endpoint: route.url });
+    const first = await callbacks.startSession({ chatId, taskIdentifier: 'echo' });
+    expect(first.currentRunId).toBe(server.inspect(chatId)?.row.currentRunId);
+    expect(first.currentRunId).toMatch(/^run_/);
+    server.cancelRun(chatId);
+    const again = await callbacks.startSession({ chatId, taskIdentifier: 'echo' });
+    expect(again).toEqual({
+      publicAccessToken: expect.any(String),
+      sessionId: first.sessionId,
+      currentRunId: null,
+    });
+  });
+
+  it('raises SessionClosedError (SESSION_CLOSED, with the reason) for a session closed mid-turn', async () => {
+    const chatId = nextChatId();
+    const callbacks = createRouteSessionCallbacks({ endpoint: route.url });
+    const { publicAccessToken } = await callbacks.startSession({ chatId });
+    const slow = {
+      kind: 'message',
+      payload: {
+        chatId,
+        trigger: 'submit-message',
+        message: { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'slow' }] },
+        metadata: { delayMs: 50, repeat: 20 },
+      },
+    };
+    const appended = await fetch(`${server.url}/realtime/v1/sessions/${chatId}/in/append`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${publicAccessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(slow),
+    });
+    expect(appended.status).toBe(200);
+    expect(server.inspect(chatId)?.run?.state).not.toBe('idle');
+    await callbacks.closeSession({ chatId, reason: 'closed mid-turn' });
+    expect(server.inspect(chatId)?.row.currentRunId).toBeNull();
+    const error = await failure(callbacks.startSession({ chatId }));
+    expect(error).toMatchObject({
+      name: 'SessionClosedError',
+      code: 'SESSION_CLOSED',
+      status: 409,
+      retryable: false,
+      closedReason: 'closed mid-turn',
+    });
+  });
+});
