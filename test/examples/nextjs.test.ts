@@ -173,15 +173,35 @@ describe('examples/nextjs in Chromium', () => {
     expect(page.errors).toEqual([]);
   });
 
-  it('a second tab on the same chat follows the reply to the same end', async () => {
-    const owner = await open('second-tab');
+  it('a second tab opened mid-reply shows the reply to the same end', async () => {
+    const owner = await open('second-tab-mid-reply');
     const chatId = await owner.chatId();
     await sendLongAndWaitMidReply(owner);
+    const other = await ExamplePage.open(browser.context, `${example.url}/?chat=${chatId}`);
+    pages.push(other);
+    await other.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForIdle();
+    expect(await other.assistantMessages.count()).toBe(1);
+    expect(await other.lastReply()).toBe(await owner.lastReply());
+    expect(owner.errors).toEqual([]);
+    expect(other.errors).toEqual([]);
+  });
+
+  it('a second tab already showing the chat follows a turn the first tab starts', async () => {
+    const owner = await open('second-tab-follows');
+    const chatId = await owner.chatId();
     const follower = await ExamplePage.open(browser.context, `${example.url}/?chat=${chatId}`);
     pages.push(follower);
+    await owner.send(DEMO.long.prompt);
+    // The follower shows the owner's message and the reply while it streams, read-only.
+    await follower.waitForReplyLength(120);
+    await follower.page.locator('[data-testid="session-status"][data-following="true"]').waitFor();
+    expect(await follower.userMessages.count()).toBe(1);
     await follower.waitForReplyContaining(DEMO.long.ending);
     await owner.waitForReplyContaining(DEMO.long.ending);
     await owner.waitForIdle();
+    await follower.waitForIdle();
     expect(await follower.assistantMessages.count()).toBe(1);
     expect(await follower.lastReply()).toBe(await owner.lastReply());
     expect(owner.errors).toEqual([]);
