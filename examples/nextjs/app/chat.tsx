@@ -8,7 +8,7 @@ import {
   type UIMessage,
 } from 'ai';
 import type { createRouteSessionCallbacks } from 'durable-chat';
-import { useChatSession } from 'durable-chat/react';
+import { useChatSession, useFollowTurns } from 'durable-chat/react';
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { loadTranscript, saveTranscript } from '../lib/transcripts';
 
@@ -29,13 +29,15 @@ export function Chat({ chatId, baseURL, taskIdentifier, route, onMessages }: Cha
   // ... fed to the AI SDK's own useChat: the same id, the session's transport, and
   // `resume: true` so a reply that was streaming when the page reloaded carries on.
   const chat = useChat({
-    id: session.chatId,
+    id: session.id,
     transport: session.transport,
     resume: true,
     messages: history,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onError: (error) => console.error('[chat error]', error),
   });
+  // Turns another tab of this browser starts on this chat show here too, read-only.
+  useFollowTurns(session, chat);
 
   // Saved whenever no reply is streaming: after a send (so a reload mid-reply still has the
   // user's message, and the resumed reply is rebuilt after it), after a reply ended, was
@@ -62,8 +64,8 @@ export function Chat({ chatId, baseURL, taskIdentifier, route, onMessages }: Cha
     <main className="chat" data-chat-id={chat.id}>
       <header>
         <h1>{chat.id}</h1>
-        <span data-testid="session-status" data-status={session.state.status.type}>
-          {following ? 'following another tab' : session.state.status.type}
+        <span data-testid="session-status" data-following={following}>
+          {following ? 'following another tab' : session.statusLabel}
         </span>
       </header>
 
@@ -126,7 +128,7 @@ export function Chat({ chatId, baseURL, taskIdentifier, route, onMessages }: Cha
           onChange={(event) => setInput(event.target.value)}
         />
         {busy ? (
-          <button type="button" data-testid="stop" onClick={() => void session.stop()}>
+          <button type="button" data-testid="stop" onClick={() => void chat.stop()}>
             Stop
           </button>
         ) : (
