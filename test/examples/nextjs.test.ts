@@ -11,6 +11,9 @@ import { type NextjsExample, sessionInfo, startNextjsExample } from './support/n
 // The example shows replies as plain text (markdown unrendered): match what it shows.
 const SHORT_REPLY = 'here. You said:';
 
+/** `.out` length of a fresh chat after the long reply ran to its end (set by the send tests). */
+let fullReplyOutLength: number | undefined;
+
 let example: NextjsExample;
 let browser: TestBrowser;
 const pages: ExamplePage[] = [];
@@ -74,6 +77,7 @@ describe('examples/nextjs in Chromium', () => {
     expect(page.routeRuntimes.length).toBeGreaterThan(0);
     expect(new Set(page.routeRuntimes)).toEqual(new Set([runtime]));
     expect(page.errors).toEqual([]);
+    fullReplyOutLength = await expectTurnEnded(await page.chatId());
   });
 
   it('regenerates the last reply and answers a tool approval', async () => {
@@ -100,7 +104,11 @@ describe('examples/nextjs in Chromium', () => {
     await sendLongAndWaitMidReply(page);
     await page.page.getByTestId('stop').click();
     await page.waitForIdle();
-    await expectTurnEnded(chatId);
+    // The agent stopped: its turn ended with far fewer records than the whole reply has
+    // (a mere disconnect would let it run to the end, the same length as the send tests).
+    const stoppedOutLength = await expectTurnEnded(chatId);
+    expect(fullReplyOutLength).toBeGreaterThan(100);
+    expect(stoppedOutLength).toBeLessThan((fullReplyOutLength ?? 0) / 2);
     const shown = await page.lastReply();
     expect(shown).not.toContain(DEMO.long.ending);
     await new Promise((resolve) => setTimeout(resolve, 1000));

@@ -42,12 +42,13 @@ export function Chat({ chatId, baseURL, taskIdentifier, route, onMessages }: Cha
   // Saved whenever no reply is streaming: after a send (so a reload mid-reply still has the
   // user's message, and the resumed reply is rebuilt after it), after a reply ended, was
   // stopped or failed. Keyed by `chat.id`, which always names the chat these messages
-  // belong to, also in the render that switches chats.
+  // belong to, also in the render that switches chats. A tab showing another tab's turn
+  // leaves saving it to that tab.
   useEffect(() => {
-    if (chat.status === 'streaming') return;
+    if (chat.status === 'streaming' || session.isFollowingTurn()) return;
     saveTranscript(chat.id, chat.messages);
     onMessages(chat.id, chat.messages);
-  }, [chat.id, chat.status, chat.messages, onMessages]);
+  }, [chat.id, chat.status, chat.messages, onMessages, session]);
 
   const busy = chat.status === 'submitted' || chat.status === 'streaming';
   const last = chat.messages[chat.messages.length - 1];
