@@ -21,7 +21,7 @@ export default defineConfig({
         test: {
           name: 'ai6',
           include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-          exclude: ['test/browser/**', 'node_modules/**'],
+          exclude: ['test/browser/**', 'test/examples/**', 'node_modules/**'],
         },
       },
       {
@@ -35,7 +35,7 @@ export default defineConfig({
             'test/react/**/*.test.ts',
             'test/ai-version.test.ts',
           ],
-          exclude: ['test/browser/**', 'node_modules/**'],
+          exclude: ['test/browser/**', 'test/examples/**', 'node_modules/**'],
         },
       },
     ],
