@@ -7,6 +7,8 @@ export default defineConfig({
     name: 'examples',
     include: ['test/examples/**/*.test.ts'],
     environment: 'node',
+    // The example installs the packed package: build dist/ first when missing or stale.
+    globalSetup: ['./scripts/ensure-build.mjs'],
     testTimeout: 120_000,
     hookTimeout: 600_000,
     fileParallelism: false,
