@@ -1,4 +1,23 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { defineConfig } from 'tsup';
+
+const CLIENT_ENTRY = 'dist/react.js';
+const USE_CLIENT = "'use client';\n";
+
+// Next.js (and any React Server Components bundler) needs `'use client'` on the first line
+// of the hooks' module. esbuild drops module directives when it bundles and tsup's
+// `banner` would stamp every file, shared chunks included (the server entry imports those,
+// and a client boundary there would break route handlers), so the directive is added to
+// the React entry alone after the build, and its source map shifted by the one line.
+async function markReactEntryAsClient(): Promise<void> {
+  const code = await readFile(CLIENT_ENTRY, 'utf8');
+  if (code.startsWith(USE_CLIENT)) return;
+  await writeFile(CLIENT_ENTRY, USE_CLIENT + code);
+  const mapFile = `${CLIENT_ENTRY}.map`;
+  const map = JSON.parse(await readFile(mapFile, 'utf8')) as { mappings: string };
+  map.mappings = `;${map.mappings}`;
+  await writeFile(mapFile, JSON.stringify(map));
+}
 
 // One build, code splitting on: the entries share a single copy of the error classes,
 // the protocol core and the store, so `instanceof` and the store work across entries.
@@ -27,4 +46,5 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   external: ['ai', 'react', 'react-dom', '@ai-sdk/react', /^node:/],
+  onSuccess: markReactEntryAsClient,
 });

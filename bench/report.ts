@@ -136,7 +136,7 @@ export function renderReport(results: BenchResults): string {
     firstChunkTable(results.firstChunk),
     '### Resume after a dropped connection',
     resumeTable(results.resume),
-    '### Renders through `useSessionChat`',
+    '### Renders through `useDurableChat`',
     rendersTable(results.renders),
     '### Scale: concurrent sessions in one process',
     scaleTable(results.scale),

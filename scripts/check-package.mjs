@@ -1,10 +1,12 @@
 // Packs the package as npm would publish it, checks the tarball with publint (strict) and
 // arethetypeswrong, then installs it into a throwaway project and imports all four entries,
-// so what users install is what gets checked.
+// so what users install is what gets checked: the export conditions of durable-chat/server
+// resolve per runtime as intended, and the React entry starts with 'use client'.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 
 const dir = mkdtempSync(join(tmpdir(), 'durable-chat-pack-'));
 const run = (command, args, cwd) => {
@@ -46,6 +48,57 @@ try {
     "console.log('throwaway project: all four entries import');",
   ].join('\n');
   run('node', ['--input-type=module', '-e', script], project);
+  await checkServerConditions(project);
+  checkClientDirective(project);
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Which file of the installed package `durable-chat/server` resolves to, per runtime: the
+ * condition sets its bundlers use (first matching key of `exports` wins), as esbuild
+ * resolves them, plus Node's own resolution.
+ */
+async function checkServerConditions(project) {
+  const cases = [
+    ['node', ['node'], 'server.js'],
+    ['edge-light (Next.js edge, Vercel Edge)', ['edge-light', 'worker', 'browser'], 'server.js'],
+    ['workerd (Cloudflare Workers)', ['workerd', 'worker', 'browser'], 'server.js'],
+    ['browser', ['browser'], 'server-browser.js'],
+  ];
+  for (const [name, conditions, expected] of cases) {
+    const result = await build({
+      stdin: { contents: "export * from 'durable-chat/server';", resolveDir: project },
+      bundle: true,
+      write: false,
+      platform: 'neutral',
+      conditions,
+      format: 'esm',
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const resolved = Object.keys(result.metafile.inputs)
+      .filter((input) => /node_modules\/durable-chat\/dist\/server(-browser)?\.js$/.test(input))
+      .map((input) => input.slice(input.lastIndexOf('/') + 1));
+    if (resolved.length !== 1 || resolved[0] !== expected) {
+      throw new Error(
+        `durable-chat/server under ${name}: resolved ${resolved.join(', ')}, expected ${expected}`,
+      );
+    }
+    console.log(`durable-chat/server under ${name} → dist/${expected}`);
+  }
+  const nodeResolved = execFileSync(
+    'node',
+    ['--input-type=module', '-e', "console.log(import.meta.resolve('durable-chat/server'))"],
+    { cwd: project, encoding: 'utf8' },
+  ).trim();
+  if (!nodeResolved.endsWith('/dist/server.js')) throw new Error(`node resolved ${nodeResolved}`);
+}
+
+function checkClientDirective(project) {
+  const file = join(project, 'node_modules', 'durable-chat', 'dist', 'react.js');
+  const firstLine = readFileSync(file, 'utf8').split('\n', 1)[0];
+  if (firstLine !== "'use client';")
+    throw new Error(`dist/react.js starts with ${JSON.stringify(firstLine)}`);
+  console.log("dist/react.js starts with 'use client'");
 }

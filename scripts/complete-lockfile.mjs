@@ -3,10 +3,12 @@
 // package-lock.json and `npm ci` then refuses the lock as out of sync. This adds the
 // missing optional entries (name and version only). npm skips an optional package it
 // cannot fetch or that does not fit the platform, so installs stay exact everywhere else.
-// Run after any `npm install` that rewrites the lock: `node scripts/complete-lockfile.mjs`.
+// Run after any `npm install` that rewrites the lock: `node scripts/complete-lockfile.mjs`
+// (or with a lockfile's path, e.g. `examples/nextjs/package-lock.json`).
 import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
-const path = new URL('../package-lock.json', import.meta.url);
+const path = process.argv[2] ? resolve(process.argv[2]) : new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(path, 'utf8'));
 const packages = lock.packages;
 let added = 0;

@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import { DurableChatError } from 'durable-chat';
-import { type UseSessionChatResult, useSessionChat } from 'durable-chat/react';
+import { type UseDurableChatResult, useDurableChat } from 'durable-chat/react';
 import { Window } from 'happy-dom';
 import { createElement } from 'react';
 import { userMessage } from '../clients/client-variant.js';
@@ -56,12 +56,12 @@ interface ProbeProps {
   baseUrl: string;
   token: string;
   throttleMs: number | undefined;
-  onRender: (helpers: UseSessionChatResult<UIMessage>) => void;
+  onRender: (helpers: UseDurableChatResult<UIMessage>) => void;
 }
 
 /** Renders nothing; reports every render of the hook to the job. */
 function Probe({ chatId, baseUrl, token, throttleMs, onRender }: ProbeProps): null {
-  const helpers = useSessionChat<UIMessage>({
+  const helpers = useDurableChat<UIMessage>({
     chatId,
     baseURL: baseUrl,
     taskIdentifier: 'bench',
@@ -76,7 +76,7 @@ function Probe({ chatId, baseUrl, token, throttleMs, onRender }: ProbeProps): nu
 }
 
 /**
- * Scenario 5: a real React root (happy-dom) rendering `useSessionChat`; one send; renders
+ * Scenario 5: a real React root (happy-dom) rendering `useDurableChat`; one send; renders
  * counted from the send to the final message, which must hold the turn's exact text.
  */
 export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
@@ -86,8 +86,8 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
   const chatId = chatIdFor(job.turn.name, `renders-${process.pid}-${job.throttleMs ?? 'default'}`);
   const { publicAccessToken } = await createSession(job.baseUrl, chatId);
   let renders = 0;
-  let latest: UseSessionChatResult<UIMessage> | undefined;
-  const onRender = (helpers: UseSessionChatResult<UIMessage>) => {
+  let latest: UseDurableChatResult<UIMessage> | undefined;
+  const onRender = (helpers: UseDurableChatResult<UIMessage>) => {
     renders++;
     latest = helpers;
   };

@@ -21,7 +21,7 @@ export interface RendersOptions {
 }
 
 /**
- * Scenario 5: renders per 1,000 chunks through `useSessionChat` in a real React root,
+ * Scenario 5: renders per 1,000 chunks through `useDurableChat` in a real React root,
  * with the hook's default throttle and with none (`experimental_throttle: 0`), on a turn
  * paced at `intervalMs` per chunk.
  */

@@ -4,6 +4,7 @@ import { resolveEnvironment } from '../client/environment.js';
 import type { SessionEvent } from '../client/events.js';
 import type { SessionClient } from '../client/session-client.js';
 import { type ChatSessionState, initialSessionState } from '../client/session-store.js';
+import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import { type SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
@@ -11,6 +12,7 @@ import { type ResolvedPersistence, resolvePersistence } from './browser-persiste
 import type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
 import { GuardedTransport, type TurnGate } from './guarded-transport.js';
 import { latestTransportOptions } from './latest-transport-options.js';
+import { ActivityTracker } from './request-activity.js';
 import { sessionRegistry } from './session-registry.js';
 import { TabCoordinator } from './tab-coordinator.js';
 import { TabLife } from './tab-life.js';
@@ -32,13 +34,24 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   private readonly eventListeners = new Set<(event: SessionEvent) => void>();
   private readonly tabListeners = new Set<() => void>();
   private attachments = 0;
+  /** Effect cleanups so far: an abort followed by one in the same tick was an unmount, not a stop. */
+  private detachCount = 0;
+  /** Disposed: nothing of this page reads the chat any more; its streams end silently. */
+  private releasedForGood = false;
+  /** What the transport is doing for this page (the `useChat` + `useChatSession` status). */
+  readonly activity = new ActivityTracker();
   private disposeTimer: ReturnType<typeof setTimeout> | undefined;
   private life: TabLife<UI_MESSAGE> | undefined;
   private inFlight = 0;
   private stopRequested = false;
+  private stopping: Promise<void> | undefined;
   private tabState: TabState = { mode: 'none', owner: false, following: false };
-  /** Set by `useSessionChat`: shows another tab's turn in this tab's chat. */
+  /** Set by `useDurableChat` / `useFollowTurns`: shows another tab's turn in this tab's chat. */
   remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
+  /** Followed requests in flight (`useFollowTurns`): this tab shows a turn another tab owns. */
+  followedRequests = 0;
+  /** Set by `useDurableChat`: another tab's reply as it ended. */
+  remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
 
   constructor(private readonly options: { readonly current: ChatSessionOptions }) {
     const initial = options.current;
@@ -110,6 +123,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       if (detached) return;
       detached = true;
       this.attachments -= 1;
+      this.detachCount += 1;
       if (this.attachments > 0) return;
       // StrictMode runs cleanup and setup back to back: only a real unmount outlives a macrotask.
       this.disposeTimer = setTimeout(() => {
@@ -122,7 +136,26 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   /** Stops the live turn: ends this page's stream and appends `stop` when a turn is live (also after a reload, and in a following tab). */
   async stop(): Promise<void> {
     if (this.inFlight > 0) this.stopRequested = true;
-    await this.sessionTransport.stop(this.chatId);
+    await this.stopAgent();
+  }
+
+  /**
+   * Ends the stream and appends `stop` when a turn is live. The stopped turn is over for
+   * this page: `turnLive` is cleared, so a remount neither resumes it nor shows "streaming".
+   */
+  private stopAgent(): Promise<void> {
+    // One stop at a time: useChat's abort and an explicit stop() in the same tick append one record.
+    this.stopping ??= (async () => {
+      try {
+        await this.sessionTransport.stop(this.chatId);
+        const client = this.clientInstance;
+        if (client?.getState().turnLive === true)
+          client.store.setState({ turnLive: false, turnStartCursor: undefined });
+      } finally {
+        this.stopping = undefined;
+      }
+    })();
+    return this.stopping;
   }
 
   /** Closes the session for good (the app's `closeSession`), then marks the chat closed here. */
@@ -145,11 +178,18 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     await gate.enter();
     try {
       const result = await this.sessionTransport.sendAction(this.chatId, action, options);
+      // The action's output is a turn of its own: this tab owns it until it has streamed.
+      this.life?.holdForTurn();
       gate.announce(undefined);
       return result;
     } finally {
       gate.leave();
     }
+  }
+
+  /** Tells the other tabs how this tab's reply ended (they replace their copy). */
+  announceFinished(message: UI_MESSAGE): void {
+    this.life?.announceFinished(message);
   }
 
   sendPendingMessage(message: UI_MESSAGE, options?: SessionCallOptions): Promise<AppendResult> {
@@ -168,6 +208,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       coordinator,
       persistence: this.persistence,
       onRemoteTurn: (turn) => this.remoteTurnHandler?.(turn),
+      onRemoteFinish: (message) => this.remoteFinishHandler?.(message),
       hasChat: () => this.remoteTurnHandler !== undefined,
       busy: () => this.inFlight > 0,
       onTabState: (state) => this.setTabState(state),
@@ -178,6 +219,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   private dispose(): void {
+    this.releasedForGood = true;
     this.life?.dispose();
     this.life = undefined;
     this.sessionTransport.close();
@@ -192,6 +234,25 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
 
   private gate(): TurnGate {
     return {
+      chatId: this.chatId,
+      activity: this.activity,
+      attached: () => this.attachments > 0,
+      detaches: () => this.detachCount,
+      released: () => this.releasedForGood,
+      turnLive: async () => {
+        if (this.releasedForGood) return false;
+        const { client } = this;
+        await client.ready();
+        const state = client.getState();
+        return state.turnLive && !state.closed;
+      },
+      stop: () =>
+        this.stopAgent().catch((error: unknown) => {
+          const client = this.clientInstance;
+          if (client !== undefined && isDurableChatError(error))
+            client.emit({ type: 'error', chatId: this.chatId, error, fatal: false });
+          else this.warn(`could not stop chat ${this.chatId}: ${String(error)}`);
+        }),
       enter: async () => {
         const life = this.life;
         if (life !== undefined && !(await life.acquire())) throw new TurnInOtherTabError();
@@ -209,6 +270,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         return requested;
       },
     };
+  }
+
+  private warn(message: string): void {
+    (this.clientInstance?.environment.warn ?? console.warn)(message);
   }
 
   private dispatch(event: SessionEvent): void {

@@ -4,7 +4,7 @@ import type { SessionChatTransportOptions } from '../transport/transport-options
 import type { PersistenceOption } from './browser-persistence.js';
 import type { TabCoordinationOptions } from './tab-coordinator.js';
 
-/** Options of `useChatSession` (and the session part of `useSessionChat`). */
+/** Options of `useChatSession` (and the session part of `useDurableChat`). */
 export interface ChatSessionOptions extends Omit<SessionChatTransportOptions, 'persistence'> {
   /** The chat (the session's `externalId`). Changing it switches to another chat's session. */
   chatId: string;
@@ -35,10 +35,26 @@ export interface TabState {
   following: boolean;
 }
 
+// Each custom adapter object gets its own number, so swapping adapters switches sessions.
+const adapterIds = new WeakMap<object, number>();
+let nextAdapterId = 0;
+
+function adapterIdentity(adapter: object): string {
+  let id = adapterIds.get(adapter);
+  if (id === undefined) {
+    nextAdapterId += 1;
+    id = nextAdapterId;
+    adapterIds.set(adapter, id);
+  }
+  return `custom-${id}`;
+}
+
 /** The options whose change means a different session: a new client and transport. */
 export function sessionIdentity(options: ChatSessionOptions): string {
   const persistence =
-    typeof options.persistence === 'object' ? 'custom' : String(options.persistence ?? 'local');
+    typeof options.persistence === 'object' && options.persistence !== null
+      ? adapterIdentity(options.persistence)
+      : String(options.persistence ?? 'local');
   return JSON.stringify([
     options.chatId,
     options.baseURL,

@@ -1,11 +1,15 @@
 import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
+import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
+import type { ActivityTracker, ActivityUpdate } from './request-activity.js';
 
 type SendOptions<M extends UIMessage> = Parameters<ChatTransport<M>['sendMessages']>[0];
 type ReconnectOptions<M extends UIMessage> = Parameters<ChatTransport<M>['reconnectToStream']>[0];
 
 /** What the transport asks of the page before, during and after a turn. */
 export interface TurnGate {
+  /** The chat this transport is bound to. */
+  readonly chatId: string;
   /** Makes this tab the turn's owner, or throws `TURN_IN_OTHER_TAB`. */
   enter(): Promise<void>;
   /** The send is over (its stream was returned, or it failed). */
@@ -16,33 +20,94 @@ export interface TurnGate {
   announce(message: UIMessage | undefined): void;
   /** True (once) when `stop()` was called while this send was still in flight. */
   takeStopRequest(): boolean;
+  /** A component still shows this chat (an effect holds the session). */
+  attached(): boolean;
+  /** How often the page has let go of the chat (effect cleanups): a change tells an unmount from a stop. */
+  detaches(): number;
+  /** The session was released for good (unmount, chat switch): its streams end silently. */
+  released(): boolean;
+  /** The chat's record (loaded first) says a turn is live. */
+  turnLive(): Promise<boolean>;
+  /** Stops the agent's live turn, as `session.stop()` does; never rejects (failures are reported as session events). */
+  stop(): Promise<void>;
+  readonly activity: ActivityTracker;
+}
+
+/** Waits one macrotask: React runs every effect cleanup of a commit before it returns. */
+const nextMacrotask = (run: () => void) => setTimeout(run, 0);
+
+/** What an abort meant, judged when it fired (the stream may be handed over later). */
+interface AbortWatch {
+  /** Undefined until the signal aborts. */
+  readonly seen: { attached: boolean; detaches: number } | undefined;
+}
+
+/** Notes, at the moment `signal` aborts, whether a component still held the chat. */
+function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): AbortWatch {
+  const watch: { seen: AbortWatch['seen'] } = { seen: undefined };
+  const note = () => {
+    watch.seen = { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
+  };
+  if (signal?.aborted === true) note();
+  else signal?.addEventListener('abort', note, { once: true });
+  return watch;
 }
 
 /**
- * Forwards a stream, ending it (and releasing the reader below) when `signal` aborts.
- * The abort only disconnects: useChat aborts on its own cleanup too (StrictMode, unmount),
- * so stopping the agent is left to an explicit `stop()`.
+ * Forwards a stream to `useChat` and decides what an abort means. An abort while a
+ * component still holds the chat, not followed by a cleanup in the same tick, is the
+ * user's stop: the stream ends now and the agent is stopped. An abort from a cleanup
+ * (unmount, chat switch, StrictMode; `@ai-sdk/react` 4 stops its chat on cleanup) only
+ * disconnects. Once the session is released, the stream neither ends nor errors: the chat
+ * that was left hears nothing (no `onError`, no `onFinish`), and the reply resumes when
+ * the chat is shown again.
  */
 function relay(
   source: ReadableStream<UIMessageChunk>,
   signal: AbortSignal | undefined,
+  watch: AbortWatch,
+  gate: TurnGate,
+  update: ActivityUpdate,
   onEnd: () => void,
 ): ReadableStream<UIMessageChunk> {
   const reader = source.getReader();
   let ended = false;
+  let parked = false;
+  let controllerRef: ReadableStreamDefaultController<UIMessageChunk> | undefined;
   const end = () => {
     if (ended) return;
     ended = true;
     signal?.removeEventListener('abort', onAbort);
     onEnd();
   };
-  let controllerRef: ReadableStreamDefaultController<UIMessageChunk> | undefined;
+  const letGo = () => reader.cancel().catch(() => undefined);
+  const park = () => {
+    if (ended) return;
+    parked = true;
+    end();
+    update('none');
+    void letGo();
+  };
   const onAbort = () => {
     if (ended) return;
+    const seen = watch.seen ?? { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
+    if (!seen.attached) {
+      park();
+      return;
+    }
     end();
-    reader.cancel().catch(() => undefined);
+    update('none');
     controllerRef?.close();
+    nextMacrotask(() => {
+      if (gate.detaches() !== seen.detaches || gate.released()) {
+        void letGo();
+        return;
+      }
+      void gate.stop().finally(letGo);
+    });
   };
+  let first = true;
+  let failure: Error | undefined;
   return new ReadableStream<UIMessageChunk>({
     start(controller) {
       controllerRef = controller;
@@ -50,17 +115,32 @@ function relay(
       else signal?.addEventListener('abort', onAbort, { once: true });
     },
     async pull(controller) {
+      if (parked) return new Promise<void>(() => {});
       if (ended) return;
       try {
         const { done, value } = await reader.read();
-        if (ended) return;
+        if (ended) return parked ? new Promise<void>(() => {}) : undefined;
         if (done) {
           end();
+          update('none', failure);
           controller.close();
-        } else controller.enqueue(value);
+          return;
+        }
+        if (first) {
+          first = false;
+          update('receiving');
+        }
+        // useChat fails the request on an `error` chunk; the status says so too.
+        if (value.type === 'error') failure = new Error(value.errorText);
+        controller.enqueue(value);
       } catch (error) {
         if (ended) return;
+        if (gate.released()) {
+          park();
+          return new Promise<void>(() => {});
+        }
         end();
+        update('none', error instanceof Error ? error : undefined);
         controller.error(error);
       }
     },
@@ -71,10 +151,15 @@ function relay(
   });
 }
 
+/** A stream that never ends: what a chat the page has let go of receives. */
+function parkedStream(): ReadableStream<UIMessageChunk> {
+  return new ReadableStream<UIMessageChunk>({ pull: () => new Promise<void>(() => {}) });
+}
+
 /**
- * The `ChatTransport` `useChatSession` hands to `useChat`: the session transport plus tab
- * ownership (a tab that does not own the live turn cannot start one) and StrictMode-safe
- * aborts (an abort disconnects; `stop()` is what stops the agent).
+ * The `ChatTransport` `useChatSession` hands to `useChat`: the session transport bound to
+ * one chat id, plus tab ownership (a tab that does not own the live turn cannot start
+ * one) and aborts that tell the user's stop from an unmount (see `relay`).
  */
 export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implements ChatTransport<UI_MESSAGE> {
   readonly resumeStreamIsReplay = true;
@@ -85,13 +170,26 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
   ) {}
 
   async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
-    await this.gate.enter();
+    this.checkChatId(options.chatId);
+    const watch = watchAbort(options.abortSignal, this.gate);
+    const update = this.gate.activity.begin('sending');
+    try {
+      await this.gate.enter();
+    } catch (error) {
+      update('none', error instanceof Error ? error : undefined);
+      throw error;
+    }
     try {
       const stream = await this.inner.sendMessages({ ...options, abortSignal: undefined });
+      update('appended');
       const last = options.messages.at(-1);
       this.gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
-      if (this.gate.takeStopRequest()) await this.inner.stop(options.chatId);
-      return relay(stream, options.abortSignal, this.gate.streamOpened());
+      if (this.gate.takeStopRequest()) await this.gate.stop();
+      return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
+    } catch (error) {
+      if (this.gate.released()) return parkedStream();
+      update('none', error instanceof Error ? error : undefined);
+      throw error;
     } finally {
       this.gate.leave();
     }
@@ -100,8 +198,33 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
   async reconnectToStream(
     options: ReconnectOptions<UI_MESSAGE>,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    const stream = await this.inner.reconnectToStream({ ...options, abortSignal: undefined });
-    if (stream === null) return null;
-    return relay(stream, options.abortSignal, this.gate.streamOpened());
+    this.checkChatId(options.chatId);
+    const watch = watchAbort(options.abortSignal, this.gate);
+    // Exactly when the record says a turn is live: a finished turn costs no request at all.
+    if (!(await this.gate.turnLive())) return null;
+    const update = this.gate.activity.begin('resuming');
+    try {
+      const stream = await this.inner.reconnectToStream({ ...options, abortSignal: undefined });
+      if (stream === null) {
+        update('none');
+        return null;
+      }
+      return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
+    } catch (error) {
+      if (this.gate.released()) return parkedStream();
+      update('none', error instanceof Error ? error : undefined);
+      throw error;
+    }
+  }
+
+  /** `useChat` without `id: session.id` makes up its own chat id: refuse it loudly rather than drive another session. */
+  private checkChatId(chatId: string): void {
+    if (chatId === this.gate.chatId) return;
+    throw new ValidationError({
+      message:
+        `this transport belongs to chat "${this.gate.chatId}" but was called for chat "${chatId}": ` +
+        'pass the same id to useChat, e.g. useChat({ id: session.id, transport: session.transport, resume: true })',
+      field: 'chatId',
+    });
   }
 }

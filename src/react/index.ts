@@ -20,8 +20,9 @@ export type { TabCoordinationOptions, TabMode } from './tab-coordinator.js';
 export { type UseChatSessionResult, useChatSession } from './use-chat-session.js';
 export {
   DEFAULT_RENDER_THROTTLE_MS,
-  type UseSessionChatOptions,
-  type UseSessionChatResult,
-  useSessionChat,
-} from './use-session-chat.js';
+  type UseDurableChatOptions,
+  type UseDurableChatResult,
+  useDurableChat,
+} from './use-durable-chat.js';
+export { type FollowableChat, useFollowTurns } from './use-follow-turns.js';
 export { useSessionState } from './use-session-state.js';

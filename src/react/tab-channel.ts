@@ -4,6 +4,11 @@ import type { UIMessage } from 'ai';
 export type TabMessage =
   /** A tab started a turn (after its append was stored and its record saved). */
   | { type: 'turn-started'; tabId: string; message: UIMessage | undefined }
+  /**
+   * The owner's reply as it ended, so every tab ends with the same transcript (a tab that
+   * only replayed a continuation, e.g. after a tool output, lacks the parts before it).
+   */
+  | { type: 'turn-finished'; tabId: string; message: UIMessage }
   /** Broadcast-lease mode: the owner is alive (also the answer to a rival's claim). */
   | { type: 'heartbeat'; tabId: string }
   /** Broadcast-lease mode: a tab wants to own the next turn. Lowest (at, tabId) wins. */
@@ -28,7 +33,7 @@ export interface LockManagerLike {
   ): Promise<T>;
 }
 
-const TYPES = new Set(['turn-started', 'heartbeat', 'claim', 'released']);
+const TYPES = new Set(['turn-started', 'turn-finished', 'heartbeat', 'claim', 'released']);
 
 /** Accepts only well-formed messages: other code on the origin may share the channel name. */
 export function parseTabMessage(data: unknown): TabMessage | undefined {
@@ -37,6 +42,13 @@ export function parseTabMessage(data: unknown): TabMessage | undefined {
   if (typeof message.type !== 'string' || !TYPES.has(message.type) || typeof message.tabId !== 'string')
     return undefined;
   if (message.type === 'claim' && typeof message.at !== 'number') return undefined;
+  if (
+    message.type === 'turn-finished' &&
+    (typeof message.message !== 'object' ||
+      message.message === null ||
+      typeof (message.message as { id?: unknown }).id !== 'string')
+  )
+    return undefined;
   return message as unknown as TabMessage;
 }
 

@@ -15,7 +15,9 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   persistence: ResolvedPersistence;
   /** Show another tab's turn (or, after a takeover, this tab's own) in the chat. */
   onRemoteTurn(turn: RemoteTurn<UI_MESSAGE>): void;
-  /** A chat (useSessionChat) is mounted that reads turns. */
+  /** Another tab's reply as it ended: replaces this tab's copy of it. */
+  onRemoteFinish(message: UI_MESSAGE): void;
+  /** A chat (useDurableChat or useFollowTurns) is mounted that reads turns. */
   hasChat(): boolean;
   /** A send is in flight. */
   busy(): boolean;
@@ -44,6 +46,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
         coordinator.onMessage((message) => {
           if (message.type === 'turn-started')
             void this.onAnnouncement(message.message as UI_MESSAGE | undefined);
+          else if (message.type === 'turn-finished' && !this.disposed)
+            options.onRemoteFinish(message.message as UI_MESSAGE);
         }),
         coordinator.onOwnershipChange(() => this.publish()),
       );
@@ -98,6 +102,11 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.publish();
   }
 
+  /** Keeps ownership until the live turn has ended (an action's output, a takeover), not just until the send returns. */
+  holdForTurn(): void {
+    if (this.options.coordinator?.isOwner === true) this.heldForTurn = true;
+  }
+
   streamOpened(): () => void {
     this.openStreams += 1;
     let closed = false;
@@ -117,6 +126,12 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       () => coordinator.announce({ type: 'turn-started', tabId: coordinator.tabId, message }),
       (error: unknown) => this.options.warn(`could not save before announcing the turn: ${String(error)}`),
     );
+  }
+
+  /** Tells the other tabs how this tab's reply ended. */
+  announceFinished(message: UI_MESSAGE): void {
+    const { coordinator } = this.options;
+    coordinator?.announce({ type: 'turn-finished', tabId: coordinator.tabId, message });
   }
 
   dispose(): void {

@@ -1,25 +1,54 @@
-import type { UIMessage } from 'ai';
+import type { ChatStatus, UIMessage } from 'ai';
 import { useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import type { AppendResult } from '../client/append-request.js';
 import type { ChatSessionState } from '../client/session-store.js';
+import { ValidationError } from '../errors/validation-error.js';
 import type { SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
 import { ChatSessionHandle } from './chat-session-handle.js';
 import { type ChatSessionOptions, sessionIdentity, type TabState } from './chat-session-options.js';
 import type { GuardedTransport } from './guarded-transport.js';
+import type { ActivityPhase, RequestActivity } from './request-activity.js';
+import {
+  deriveSessionChatStatus,
+  describeSessionChatStatus,
+  type RequestPhase,
+  type SessionChatStatus,
+} from './session-chat-status.js';
 import type { SessionStateSource } from './session-registry.js';
 import { type SessionView, toSessionView } from './session-view.js';
+import { useNowWhile } from './use-now-while.js';
 import { useSessionState } from './use-session-state.js';
 
 export interface UseChatSessionResult<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** The chat id: pass it to `useChat({ id: session.id, transport: session.transport, resume: true })`. */
+  id: string;
+  /** Same as `id`. */
   chatId: string;
-  /** Give this to `useChat({ transport })` (or `new Chat`). Stable per chat id. */
+  /**
+   * Give this to `useChat({ id: session.id, transport })` (or `new Chat`). Stable per chat id
+   * and bound to it: a call for another chat id fails with `INVALID_INPUT` (field `chatId`).
+   */
   transport: GuardedTransport<UI_MESSAGE>;
   /** The underlying `SessionChatTransport` (its `getClient(chatId)` exposes the store). */
   sessionTransport: SessionChatTransport<UI_MESSAGE>;
-  /** The chat's session state (re-renders on change; use `useSessionState` to read less). */
+  /**
+   * The chat's session state, read when accessed. The component re-renders when the
+   * connection status, `turnLive`, `closed`, the session or run id, `lastError` or
+   * `hydrated` change, never for a cursor move (`lastEventId` moves with every batch);
+   * use `useSessionState(session.source, selector)` to render on any other field.
+   */
   state: SessionView;
+  /** One status for the UI: sending, waking, resuming, streaming (or following another tab), reconnecting, closed, error. */
+  status: SessionChatStatus;
+  /** `describeSessionChatStatus(status)`, e.g. "Reconnecting in 3 s". */
+  statusLabel: string;
   /** This tab's part: owner of the live turn, following another tab, and the coordination mode. */
   tab: TabState;
+  /**
+   * True while this tab shows a turn another tab owns (`useFollowTurns`): `useChat`'s
+   * `onToolCall`, `onFinish` and `sendAutomaticallyWhen` should then leave the turn to its owner.
+   */
+  isFollowingTurn(): boolean;
   /** For `useSessionState(session.source, selector)`. */
   source: SessionStateSource;
   /** Ends this page's stream and stops the agent's live turn (after a reload too). */
@@ -35,11 +64,18 @@ export interface UseChatSessionResult<UI_MESSAGE extends UIMessage = UIMessage> 
 }
 
 /**
- * One durable chat session per chat id: a transport and client created once (stable across
- * renders and StrictMode double mounts), the latest options read through a ref, the
- * store's state as React state, and the session actions. Changing `chatId` (or `baseURL`,
- * `taskIdentifier`, `persistence`) switches to a fresh session object; the old one is
- * disconnected (never stopped).
+ * One durable chat session per chat id, for the AI SDK's own `useChat`:
+ *
+ * ```tsx
+ * const session = useChatSession({ chatId, baseURL, taskIdentifier, startSession });
+ * const chat = useChat({ id: session.id, transport: session.transport, resume: true });
+ * ```
+ *
+ * The transport and client are created once per chat (stable across renders and
+ * StrictMode double mounts) and read the latest options through a ref. `useChat`'s
+ * `stop()` stops the agent; unmounting or switching chats only disconnects. Changing
+ * `chatId` (or `baseURL`, `taskIdentifier`, `persistence`) switches to a fresh session
+ * object; the old one is disconnected (never stopped).
  */
 export function useChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
   options: ChatSessionOptions,
@@ -47,21 +83,66 @@ export function useChatSession<UI_MESSAGE extends UIMessage = UIMessage>(
   return useChatSessionWithHandle<UI_MESSAGE>(options).session;
 }
 
-const statusFields = (state: ChatSessionState) => ({
+/** What re-renders the session hook: status-like fields, never the cursor or the token. */
+const renderFields = (state: ChatSessionState) => ({
   status: state.status,
   closed: state.closed,
   closedReason: state.closedReason,
+  turnLive: state.turnLive,
+  hydrated: state.hydrated,
+  sessionId: state.sessionId,
+  runId: state.runId,
+  lastError: state.lastError,
 });
 
-/**
- * `useChatSession` plus its handle, for `useSessionChat`. With `renderOn: 'status'` the
- * component re-renders only when the connection status or the closed flag changes (not on
- * every cursor move, which would defeat useChat's render throttle); `state` is then read
- * from the store when accessed.
- */
+const REQUEST_PHASE: Record<ActivityPhase, RequestPhase> = {
+  none: 'none',
+  sending: 'none',
+  appended: 'appended',
+  resuming: 'resuming',
+  receiving: 'receiving',
+};
+
+function chatStatusOf(activity: RequestActivity): ChatStatus {
+  if (activity.phase === 'none') return activity.error === undefined ? 'ready' : 'error';
+  return activity.phase === 'receiving' ? 'streaming' : 'submitted';
+}
+
+/** The status of the `useChat` + `useChatSession` path, from what the transport sees. */
+function activityStatus(
+  activity: RequestActivity,
+  fields: ReturnType<typeof renderFields>,
+  tab: TabState,
+  now: number,
+): SessionChatStatus {
+  const chatStatus = chatStatusOf(activity);
+  const idle = chatStatus === 'ready' || chatStatus === 'error';
+  // Another tab's turn streams: this tab shows it read-only (or at least says so).
+  if (idle && tab.following && !fields.closed) return { type: 'streaming', following: true };
+  return deriveSessionChatStatus({
+    chatStatus,
+    chatError: activity.error,
+    session: fields,
+    phase: REQUEST_PHASE[activity.phase],
+    following: tab.following,
+    now,
+  });
+}
+
+/** The handle behind a `useChatSession` result (for the hooks of this package). */
+export function sessionHandleOf<UI_MESSAGE extends UIMessage>(
+  session: UseChatSessionResult<UI_MESSAGE>,
+): ChatSessionHandle<UI_MESSAGE> {
+  const handle = session.source;
+  if (!(handle instanceof ChatSessionHandle)) {
+    throw new ValidationError({ message: 'pass the result of useChatSession', field: 'session' });
+  }
+  return handle as ChatSessionHandle<UI_MESSAGE>;
+}
+
+/** `useChatSession` plus its handle, for `useDurableChat`. */
 export function useChatSessionWithHandle<UI_MESSAGE extends UIMessage>(
   options: ChatSessionOptions,
-  renderOn: 'state' | 'status' = 'state',
 ): { session: UseChatSessionResult<UI_MESSAGE>; handle: ChatSessionHandle<UI_MESSAGE> } {
   const latest = useRef(options);
   // Read by callbacks that run later (I/O), never during render: the newest props win.
@@ -70,10 +151,14 @@ export function useChatSessionWithHandle<UI_MESSAGE extends UIMessage>(
   // biome-ignore lint/correctness/useExhaustiveDependencies: the identity string is the dependency.
   const handle = useMemo(() => new ChatSessionHandle<UI_MESSAGE>(latest), [identity]);
   useEffect(() => handle.attach(), [handle]);
-  const selected = useSessionState(handle, renderOn === 'state' ? toSessionView : statusFields);
+  const fields = useSessionState(handle, renderFields);
   const tab = useSyncExternalStore(handle.subscribeTab, handle.getTabState, handle.getTabState);
-  const session = useMemo(
-    (): UseChatSessionResult<UI_MESSAGE> => ({
+  const activity = useSyncExternalStore(handle.activity.subscribe, handle.activity.get, handle.activity.get);
+  const now = useNowWhile(fields.status.type === 'reconnecting');
+  const session = useMemo((): UseChatSessionResult<UI_MESSAGE> => {
+    const status = activityStatus(activity, fields, tab, now);
+    return {
+      id: handle.chatId,
       chatId: handle.chatId,
       transport: handle.transport,
       sessionTransport: handle.sessionTransport,
@@ -86,11 +171,13 @@ export function useChatSessionWithHandle<UI_MESSAGE extends UIMessage>(
       sendPendingMessage: (message: UI_MESSAGE, callOptions?: SessionCallOptions) =>
         handle.sendPendingMessage(message, callOptions),
       get state() {
-        return renderOn === 'state' ? (selected as SessionView) : toSessionView(handle.getState());
+        return toSessionView(handle.getState());
       },
+      status,
+      statusLabel: describeSessionChatStatus(status),
       tab,
-    }),
-    [handle, selected, tab, renderOn],
-  );
+      isFollowingTurn: () => handle.followedRequests > 0,
+    };
+  }, [handle, fields, tab, activity, now]);
   return { session, handle };
 }

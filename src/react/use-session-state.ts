@@ -12,7 +12,7 @@ interface Memo<T> {
 /**
  * Reads one chat's session state through `selector` and re-renders only when the selected
  * value changes (compared with `isEqual`, shallow by default). `chat` is a chat id (the
- * chat mounted by `useChatSession` / `useSessionChat` anywhere on the page) or the object
+ * chat mounted by `useChatSession` / `useDurableChat` anywhere on the page) or the object
  * `useChatSession` returned. Before that chat mounts, and during server rendering, the
  * selector sees the chat's initial state (`status: idle`, nothing known).
  */

@@ -1,5 +1,8 @@
 // Resolved through the `browser` export condition: importing the secret-key helpers from
-// client code must fail the build or the page loudly, never ship the key.
+// client code must fail the build or the page loudly, never ship the key. Server runtimes
+// whose bundlers also set `browser` (Next.js edge, Cloudflare Workers) match one of the
+// conditions listed before it in package.json (`edge-light`, `workerd`, `worker`, `node`,
+// `deno`, `bun`) and never load this module.
 const message =
   'durable-chat/server was imported in a browser bundle. It uses your secret key and must only run on your server.';
 

@@ -2,6 +2,7 @@ import { ConnectionError } from '../errors/connection-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { httpErrorFromResponse } from '../errors/http-error.js';
 import { ProtocolError } from '../errors/protocol-error.js';
+import { deadlineSignal } from './deadline-signal.js';
 import { type ResolvedRetryOptions, retryDelay } from './retry-delay.js';
 
 export interface UpstreamContext {
@@ -60,8 +61,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; ca
 
 async function attempt(context: UpstreamContext, call: UpstreamCall): Promise<UpstreamResult> {
   const fetchImpl = context.fetch ?? globalThis.fetch;
-  const timeout = AbortSignal.timeout(context.timeoutMs);
-  const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+  const deadline = deadlineSignal(context.timeoutMs, call.signal);
   const aborted = (cause: unknown) =>
     new ConnectionError({ code: 'ABORTED', message: `${call.operation}: aborted by the caller`, cause });
   const failed = (what: string, cause: unknown) =>
@@ -77,12 +77,17 @@ async function attempt(context: UpstreamContext, call: UpstreamCall): Promise<Up
         accept: 'application/json',
       },
       body: JSON.stringify(call.body ?? {}),
-      signal,
+      signal: deadline.signal,
     });
     text = await response.text();
   } catch (cause) {
     if (call.signal?.aborted) throw aborted(cause);
-    throw failed(timeout.aborted ? `no answer within ${context.timeoutMs} ms` : 'the request failed', cause);
+    throw failed(
+      deadline.timedOut ? `no answer within ${context.timeoutMs} ms` : 'the request failed',
+      cause,
+    );
+  } finally {
+    deadline.dispose();
   }
   const parsed = parseJson(redactSecret(text, context.secretKey));
   if (!response.ok) {

@@ -2,8 +2,9 @@
 import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
-import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/use-session-chat.js';
+import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/use-durable-chat.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer } from './support/harness.js';
+import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -16,41 +17,75 @@ afterAll(async () => {
 // 80 characters × 100 repeats (+ spaces and "Echo: ") ≈ 1,013 text deltas of 8 characters.
 const TEXT = 'abcdefgh'.repeat(10);
 const REPEAT = 100;
+const clientData = { delayMs: 1, repeat: REPEAT };
 
-async function rendersFor(throttle: number | undefined) {
+interface RenderRun {
+  renders: number;
+  chunks: number;
+  ms: number;
+  reply: string;
+}
+
+const chunksOf = (reply: string) => Math.ceil((reply.length - 'assistant: '.length) / 8);
+const per1000 = (run: RenderRun) => Math.round((run.renders / run.chunks) * 1000);
+const describeRun = (run: RenderRun) =>
+  `${per1000(run)} (${run.renders} renders, ${run.chunks} chunks, ${run.ms} ms)`;
+
+/** `useDurableChat` with its default throttle (`undefined`) or the given one. */
+async function durableRun(throttle: number | undefined): Promise<RenderRun> {
   const overrides = throttle === undefined ? {} : { experimental_throttle: throttle };
-  const chat = mountChat(
-    chatOptions(server, nextChatId('renders'), undefined, {
-      ...overrides,
-      clientData: { delayMs: 1, repeat: REPEAT },
-    }),
-  );
+  const chat = mountChat(chatOptions(server, nextChatId('renders'), undefined, { ...overrides, clientData }));
   const before = chat.renders;
   const started = Date.now();
   await chat.run((current) => current.sendMessage({ text: TEXT }));
   await waitForDom(() => expect(chat.current.status).toBe('ready'), { timeout: 10_000 });
   const reply = chat.transcript()[1] ?? '';
-  const chunks = Math.ceil((reply.length - 'assistant: '.length) / 8);
-  const result = { renders: chat.renders - before, chunks, ms: Date.now() - started, reply };
+  const result = { renders: chat.renders - before, chunks: chunksOf(reply), ms: Date.now() - started, reply };
   chat.unmount();
   return result;
 }
 
+/** The AI SDK's own `useChat` (throttled like the default) with `useChatSession`, in one component. */
+async function plainRun(): Promise<RenderRun> {
+  const page = mountPlainChat({
+    session: sessionOptions(server, nextChatId('plain-renders'), undefined, { clientData }),
+    chat: { experimental_throttle: DEFAULT_RENDER_THROTTLE_MS },
+  });
+  const before = page.renders;
+  const started = Date.now();
+  await page.chat.sendMessage({ text: TEXT });
+  await waitForDom(() => expect(page.session.status.type).toBe('ready'), { timeout: 10_000 });
+  const reply = page.transcript()[1] ?? '';
+  const result = { renders: page.renders - before, chunks: chunksOf(reply), ms: Date.now() - started, reply };
+  page.unmount();
+  return result;
+}
+
+/** At most one render per throttle window while streaming, plus the status changes around it. */
+function expectThrottled(run: RenderRun) {
+  expect(run.chunks).toBeGreaterThan(1_000);
+  expect(run.renders).toBeLessThanOrEqual(Math.ceil(run.ms / DEFAULT_RENDER_THROTTLE_MS) + 15);
+  expect(per1000(run)).toBeLessThan(150);
+}
+
 describe('renders per 1,000 chunks', () => {
-  it('the default throttle keeps renders low; without it React renders far more often', async () => {
-    const throttled = await rendersFor(undefined);
-    const unthrottled = await rendersFor(0);
-    const per1000 = (run: { renders: number; chunks: number }) =>
-      Math.round((run.renders / run.chunks) * 1000);
+  it('useDurableChat: the default throttle keeps renders low; without it React renders far more often', async () => {
+    const throttled = await durableRun(undefined);
+    const unthrottled = await durableRun(0);
     console.info(
-      `[renders per 1,000 chunks] default ${DEFAULT_RENDER_THROTTLE_MS} ms: ${per1000(throttled)} (${throttled.renders} renders, ${throttled.chunks} chunks, ${throttled.ms} ms); ` +
-        `no throttle: ${per1000(unthrottled)} (${unthrottled.renders} renders, ${unthrottled.chunks} chunks, ${unthrottled.ms} ms)`,
+      `[renders per 1,000 chunks] useDurableChat, default ${DEFAULT_RENDER_THROTTLE_MS} ms: ${describeRun(throttled)}; no throttle: ${describeRun(unthrottled)}`,
     );
     expect(throttled.reply).toBe(unthrottled.reply);
-    expect(throttled.chunks).toBeGreaterThan(1_000);
-    // At most one render per throttle window while streaming, plus the status changes around it.
-    expect(throttled.renders).toBeLessThanOrEqual(Math.ceil(throttled.ms / DEFAULT_RENDER_THROTTLE_MS) + 15);
-    expect(per1000(throttled)).toBeLessThan(150);
+    expectThrottled(throttled);
     expect(unthrottled.renders).toBeGreaterThan(throttled.renders);
+  });
+
+  it('useChat + useChatSession: the session re-renders on status changes, not per batch', async () => {
+    const plain = await plainRun();
+    console.info(
+      `[renders per 1,000 chunks] useChat({ experimental_throttle: ${DEFAULT_RENDER_THROTTLE_MS} }) + useChatSession: ${describeRun(plain)}`,
+    );
+    expect(plain.reply).toBe(`assistant: Echo: ${Array(REPEAT).fill(TEXT).join(' ')}`);
+    expectThrottled(plain);
   });
 });

@@ -35,7 +35,7 @@ function followsOrder(sequence: string[], order: string[]): boolean {
   return true;
 }
 
-describe('useSessionChat: sending', () => {
+describe('useDurableChat: sending', () => {
   it('streams the echo reply; the combined status goes sending → (waking) → streaming → ready', async () => {
     const chat = mountChat(
       chatOptions(server, nextChatId('send'), undefined, { clientData: { delayMs: 5, repeat: 4 } }),
@@ -270,7 +270,7 @@ describe('useSessionChat: sending', () => {
   });
 });
 
-describe('useSessionChat: tokens and closed sessions', () => {
+describe('useDurableChat: tokens and closed sessions', () => {
   it('a token that expires mid-conversation is refreshed and the next turn works', async () => {
     const events: string[] = [];
     const chat = mountChat(

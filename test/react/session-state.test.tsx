@@ -7,7 +7,7 @@ import type { PersistedChatRecord, SessionPersistence } from '../../src/client/p
 import type { DevServer } from '../../src/dev-server/index.js';
 import type { ChatSessionOptions } from '../../src/react/chat-session-options.js';
 import { type UseChatSessionResult, useChatSession } from '../../src/react/use-chat-session.js';
-import type { UseSessionChatOptions } from '../../src/react/use-session-chat.js';
+import type { UseDurableChatOptions } from '../../src/react/use-durable-chat.js';
 import { useSessionState } from '../../src/react/use-session-state.js';
 import { startSessionVia } from '../transport/support/dev-server-fixture.js';
 import { chatOptions, mountChat, nextChatId, recordingFetch, startEchoServer } from './support/harness.js';
@@ -155,7 +155,7 @@ describe('useChatSession with your own useChat', () => {
 });
 
 describe('persistence', () => {
-  const baseOptions = (chatId: string, overrides: Partial<UseSessionChatOptions>) => {
+  const baseOptions = (chatId: string, overrides: Partial<UseDurableChatOptions>) => {
     const { persistence: _memory, ...rest } = chatOptions(server, chatId);
     return { ...rest, ...overrides };
   };

@@ -1,13 +1,14 @@
 // @vitest-environment happy-dom
 import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { waitFor as waitForDom } from '@testing-library/react';
+import { lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
 import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
 import type { TabCoordinationOptions } from '../../src/react/tab-coordinator.js';
-import type { UseSessionChatOptions } from '../../src/react/use-session-chat.js';
+import type { UseDurableChatOptions } from '../../src/react/use-durable-chat.js';
 import { startSessionVia } from '../transport/support/dev-server-fixture.js';
 import {
   chatOptions,
@@ -37,7 +38,7 @@ const slowReply = (repeat: number) => `assistant: Echo: ${Array(repeat).fill(SLO
 function openTab(
   chatId: string,
   tabs: TabCoordinationOptions,
-  overrides: Partial<UseSessionChatOptions> = {},
+  overrides: Partial<UseDurableChatOptions> = {},
 ) {
   const { persistence: _memory, ...options } = chatOptions(server, chatId);
   return mountChat({ ...options, persistence: 'local', tabs, ...overrides });
@@ -209,5 +210,78 @@ describe('storage events from another tab', () => {
       expect(tab.current.sessionStatus).toEqual({ type: 'closed', reason: 'elsewhere' }),
     );
     tab.unmount();
+  });
+});
+
+describe('only the tab that owns a turn answers it', () => {
+  it('a client-side tool is answered once, by the owner; the follower runs no callbacks; both tabs end with the same transcript', async () => {
+    const chatId = nextChatId('tool-tabs');
+    const tabs: TabCoordinationOptions = { locks: new MemoryLocks(), broadcastChannel: channel };
+    const calls = { owner: [] as string[], follower: [] as string[] };
+    const finishes = { owner: 0, follower: 0 };
+    const recorders = { owner: recordingFetch(), follower: recordingFetch() };
+    const tabsByName: Record<'owner' | 'follower', MountedChat | undefined> = {
+      owner: undefined,
+      follower: undefined,
+    };
+    const open = (name: 'owner' | 'follower') =>
+      openTab(chatId, tabs, {
+        fetch: recorders[name].fetch,
+        sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+        onToolCall: ({ toolCall }) => {
+          calls[name].push(toolCall.toolName);
+          void tabsByName[name]?.current.addToolOutput({
+            tool: 'askUser' as never,
+            toolCallId: toolCall.toolCallId,
+            output: `blue from the ${name}` as never,
+          });
+        },
+        onFinish: () => {
+          finishes[name] += 1;
+        },
+      });
+    const owner = open('owner');
+    tabsByName.owner = owner;
+    const follower = open('follower');
+    tabsByName.follower = follower;
+    await owner.run((current) => current.sendMessage({ text: '/ask favourite colour?' }));
+    const expected = [
+      'user: /ask favourite colour?',
+      'assistant: [tool-askUser]You answered: blue from the owner',
+    ];
+    await waitForDom(() => expect(owner.transcript()).toEqual(expected), { timeout: 5_000 });
+    await waitForDom(() => expect(follower.transcript()).toEqual(expected), { timeout: 5_000 });
+    await waitForDom(() =>
+      expect([owner.current.status, follower.current.status]).toEqual(['ready', 'ready']),
+    );
+    const appended = [...recorders.owner.requests, ...recorders.follower.requests].filter((request) =>
+      request.path.endsWith('/in/append'),
+    );
+    expect(appended).toHaveLength(2); // the message and one tool output
+    expect(recorders.follower.requests.filter((request) => request.path.endsWith('/in/append'))).toEqual([]);
+    expect(calls).toEqual({ owner: ['askUser'], follower: [] });
+    expect(finishes.follower).toBe(0);
+    expect(finishes.owner).toBeGreaterThanOrEqual(1);
+    owner.unmount();
+    follower.unmount();
+  });
+
+  it('sendAction holds the tab lock until its output has streamed, not just until its append returns', async () => {
+    const chatId = nextChatId('action-lock');
+    const locks = new MemoryLocks();
+    const tabs: TabCoordinationOptions = { locks, broadcastChannel: channel };
+    const owner = openTab(chatId, tabs);
+    const follower = openTab(chatId, tabs);
+    await owner.run((current) => current.sendMessage({ text: 'hi' }));
+    await waitForDom(() => expect(owner.current.status).toBe('ready'));
+    await waitForDom(() => expect(locks.isHeld(`durable-chat:${chatId}`)).toBe(false));
+    await owner.run((current) => current.sendAction({ type: 'shout' }));
+    expect(locks.isHeld(`durable-chat:${chatId}`)).toBe(true);
+    await waitForDom(() => expect(owner.transcript().at(-1)).toBe('assistant: SHOUT'));
+    await waitForDom(() => expect(follower.transcript().at(-1)).toBe('assistant: SHOUT'));
+    await waitForDom(() => expect(locks.isHeld(`durable-chat:${chatId}`)).toBe(false));
+    expect(follower.transcript()).toEqual(owner.transcript());
+    owner.unmount();
+    follower.unmount();
   });
 });

@@ -2,8 +2,11 @@
 import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { resolveEnvironment } from '../../src/client/environment.js';
+import { memoryPersistence } from '../../src/client/persistence.js';
 import { initialSessionState } from '../../src/client/session-store.js';
 import { ConnectionError } from '../../src/errors/connection-error.js';
+import { sessionIdentity } from '../../src/react/chat-session-options.js';
+import { ActivityTracker } from '../../src/react/request-activity.js';
 import {
   deriveSessionChatStatus,
   describeSessionChatStatus,
@@ -149,5 +152,54 @@ describe('TabCoordinator', () => {
     expect(parseTabMessage({ type: 'claim', tabId: 'x' })).toBeUndefined();
     expect(parseTabMessage({ type: 'other', tabId: 'x' })).toBeUndefined();
     expect(parseTabMessage({ type: 'heartbeat', tabId: 'x' })).toEqual({ type: 'heartbeat', tabId: 'x' });
+    expect(parseTabMessage({ type: 'turn-finished', tabId: 'x' })).toBeUndefined();
+    expect(
+      parseTabMessage({ type: 'turn-finished', tabId: 'x', message: { role: 'assistant' } }),
+    ).toBeUndefined();
+    const finished = {
+      type: 'turn-finished',
+      tabId: 'x',
+      message: { id: 'm1', role: 'assistant', parts: [] },
+    };
+    expect(parseTabMessage(finished)).toEqual(finished);
+  });
+});
+
+describe('ActivityTracker', () => {
+  it('follows the newest request only; an error is kept until the next request', () => {
+    const tracker = new ActivityTracker();
+    const seen: string[] = [];
+    tracker.subscribe(() => seen.push(tracker.get().phase));
+    const first = tracker.begin('sending');
+    first('appended');
+    const second = tracker.begin('resuming');
+    first('none', new Error('late failure of an earlier request'));
+    expect(tracker.get()).toEqual({ phase: 'resuming', error: undefined });
+    const failure = new Error('turn failed');
+    second('none', failure);
+    expect(tracker.get()).toEqual({ phase: 'none', error: failure });
+    tracker.begin('sending');
+    expect(tracker.get().error).toBeUndefined();
+    expect(seen).toEqual(['sending', 'appended', 'resuming', 'none', 'sending']);
+  });
+});
+
+describe('sessionIdentity', () => {
+  const options = {
+    chatId: 'c',
+    baseURL: 'http://x',
+    taskIdentifier: 't',
+    startSession: async () => ({ publicAccessToken: 'p' }),
+  };
+  it('tells persistence adapter objects apart, and keeps one adapter stable', () => {
+    const first = memoryPersistence();
+    const second = memoryPersistence();
+    expect(sessionIdentity({ ...options, persistence: first })).toBe(
+      sessionIdentity({ ...options, persistence: first }),
+    );
+    expect(sessionIdentity({ ...options, persistence: first })).not.toBe(
+      sessionIdentity({ ...options, persistence: second }),
+    );
+    expect(sessionIdentity({ ...options, persistence: 'local' })).toBe(sessionIdentity(options));
   });
 });

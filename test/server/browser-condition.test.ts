@@ -6,7 +6,8 @@ import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 // These tests resolve the package by its own name, so they read the built dist/ through the
-// `exports` map exactly as an app's bundler or runtime would. CI builds before testing.
+// `exports` map exactly as an app's bundler or runtime would. vitest's globalSetup
+// (scripts/ensure-build.mjs) builds dist/ first when it is missing or older than src/.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 const THROWN = /durable-chat\/server was imported in a browser bundle/;
@@ -54,14 +55,50 @@ async function bundle(platform: 'browser' | 'node') {
 describe('durable-chat/server under the browser condition', () => {
   beforeAll(() => {
     if (!existsSync(`${root}dist/server-browser.js`))
-      throw new Error('run `npm run build` before these tests');
+      throw new Error(
+        'dist/server-browser.js is missing after the globalSetup build (scripts/ensure-build.mjs)',
+      );
   });
 
-  it('throws when node resolves it with --conditions=browser', async () => {
+  it('loads the real helpers in Node even with --conditions=browser (Node is a server)', async () => {
+    // Node always adds `node` to the conditions, and `node` comes before `browser`.
     const result = await nodeImport(['browser']);
-    expect(result.code).not.toBe(0);
-    expect(result.stderr).toMatch(THROWN);
-    expect(result.stdout).toBe('');
+    expect(result.stderr).not.toMatch(THROWN);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')[0]).toMatch(/\/dist\/server\.js$/);
+  });
+
+  // The condition sets the runtimes' bundlers use (first matching key of `exports` wins).
+  it.each([
+    ['a browser bundle', ['browser'], 'dist/server-browser.js'],
+    [
+      'Next.js edge (webpack: edge-light, worker, then the web defaults)',
+      ['edge-light', 'worker', 'browser'],
+      'dist/server.js',
+    ],
+    ['Next.js edge (Turbopack: edge-light, then browser)', ['edge-light', 'browser'], 'dist/server.js'],
+    [
+      'Cloudflare Workers (wrangler: workerd, worker, browser)',
+      ['workerd', 'worker', 'browser'],
+      'dist/server.js',
+    ],
+    ['Deno', ['deno', 'browser'], 'dist/server.js'],
+    ['Bun', ['bun', 'browser'], 'dist/server.js'],
+    ['no condition at all', [], 'dist/server.js'],
+  ])('%s resolves to %j → %s', async (_name, conditions, file) => {
+    const result = await build({
+      stdin: { contents: CLIENT_CODE, resolveDir: root },
+      bundle: true,
+      write: false,
+      platform: 'neutral',
+      conditions,
+      format: 'esm',
+      metafile: true,
+      logLevel: 'silent',
+      tsconfigRaw: '{}',
+    });
+    const inputs = Object.keys(result.metafile.inputs).filter((input) => input.startsWith('dist/server'));
+    expect(inputs).toEqual([file]);
   });
 
   it('loads the real helpers without the browser condition', async () => {

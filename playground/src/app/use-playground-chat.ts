@@ -1,5 +1,5 @@
 import { createRouteSessionCallbacks } from 'durable-chat';
-import { useSessionChat } from 'durable-chat/react';
+import { useDurableChat } from 'durable-chat/react';
 import { useEffect, useMemo, useRef } from 'react';
 import type { ChatController } from './chat-view.js';
 import { describeEvent } from './describe-event.js';
@@ -11,7 +11,7 @@ const CLOSE_REASON = 'closed in the playground';
 // The browser half of the chat route: the secret key stays on the playground host.
 const route = createRouteSessionCallbacks({ endpoint: CHAT_ROUTE_PATH });
 
-/** The playground's chat: `useSessionChat` on the chat route, timed and logged. */
+/** The playground's chat: `useDurableChat` on the chat route, timed and logged. */
 export function usePlaygroundChat(options: {
   config: PlaygroundConfig;
   chatId: string;
@@ -19,7 +19,7 @@ export function usePlaygroundChat(options: {
 }): ChatController {
   const { config, chatId, log } = options;
   const initialMessages = useMemo(() => loadMessages(chatId), [chatId]);
-  const chat = useSessionChat({
+  const chat = useDurableChat({
     chatId,
     baseURL: config.baseURL,
     taskIdentifier: config.taskIdentifier,

@@ -6,10 +6,10 @@ import { afterEach } from 'vitest';
 import { memoryPersistence, type PersistedChatRecord } from '../../../src/client/persistence.js';
 import type { DevServer } from '../../../src/dev-server/index.js';
 import {
-  type UseSessionChatOptions,
-  type UseSessionChatResult,
-  useSessionChat,
-} from '../../../src/react/use-session-chat.js';
+  type UseDurableChatOptions,
+  type UseDurableChatResult,
+  useDurableChat,
+} from '../../../src/react/use-durable-chat.js';
 import { startSessionVia, transcript } from '../../transport/support/dev-server-fixture.js';
 
 export { startEchoServer, transcript, waitFor } from '../../transport/support/dev-server-fixture.js';
@@ -55,8 +55,8 @@ export function chatOptions(
   server: DevServer,
   chatId: string,
   records: Map<string, PersistedChatRecord> = new Map(),
-  overrides: Partial<UseSessionChatOptions> = {},
-): UseSessionChatOptions {
+  overrides: Partial<UseDurableChatOptions> = {},
+): UseDurableChatOptions {
   return {
     chatId,
     baseURL: server.url,
@@ -73,7 +73,7 @@ export function chatOptions(
 
 export interface MountedChat {
   /** The hook's latest result. */
-  readonly current: UseSessionChatResult;
+  readonly current: UseDurableChatResult;
   readonly renders: number;
   /** `sessionStatus.type` of every render, consecutive repeats removed. */
   readonly statuses: string[];
@@ -81,31 +81,31 @@ export interface MountedChat {
   readonly labels: string[];
   transcript(): string[];
   /** Re-renders with new options. */
-  update(options: UseSessionChatOptions): void;
+  update(options: UseDurableChatOptions): void;
   unmount(): void;
   /**
    * Calls `action` with the latest result. Deliberately not inside act(): a send stays
    * pending for a whole turn and overlapping act scopes stall React's queue; tests wait
    * for the rendered outcome with waitFor instead.
    */
-  run<T>(action: (chat: UseSessionChatResult) => Promise<T>): Promise<T>;
+  run<T>(action: (chat: UseDurableChatResult) => Promise<T>): Promise<T>;
 }
 
 function Probe({
   probeOptions,
   onRender,
 }: {
-  probeOptions: UseSessionChatOptions;
-  onRender: (result: UseSessionChatResult) => void;
+  probeOptions: UseDurableChatOptions;
+  onRender: (result: UseDurableChatResult) => void;
 }) {
-  const result = useSessionChat(probeOptions);
+  const result = useDurableChat(probeOptions);
   onRender(result);
   return <output data-status={result.sessionStatus.type}>{result.statusLabel}</output>;
 }
 
-/** Mounts one component that calls `useSessionChat(options)`, in its own React root. */
-export function mountChat(options: UseSessionChatOptions, { strict = false } = {}): MountedChat {
-  const seen: { result: UseSessionChatResult | undefined; renders: number } = {
+/** Mounts one component that calls `useDurableChat(options)`, in its own React root. */
+export function mountChat(options: UseDurableChatOptions, { strict = false } = {}): MountedChat {
+  const seen: { result: UseDurableChatResult | undefined; renders: number } = {
     result: undefined,
     renders: 0,
   };
@@ -114,13 +114,13 @@ export function mountChat(options: UseSessionChatOptions, { strict = false } = {
   const note = (list: string[], value: string) => {
     if (list.at(-1) !== value) list.push(value);
   };
-  const onRender = (result: UseSessionChatResult) => {
+  const onRender = (result: UseDurableChatResult) => {
     seen.result = result;
     seen.renders += 1;
     note(statuses, result.sessionStatus.type);
     note(labels, result.statusLabel);
   };
-  const tree = (next: UseSessionChatOptions) =>
+  const tree = (next: UseDurableChatOptions) =>
     strict ? (
       <StrictMode>
         <Probe probeOptions={next} onRender={onRender} />

@@ -1,0 +1,211 @@
+import { Chat } from '@ai-sdk/react';
+import { generateId, type UIMessage } from 'ai';
+import type { AppendResult } from '../client/append-request.js';
+import { ValidationError } from '../errors/validation-error.js';
+import type { SessionCallOptions } from '../transport/session-chat-transport.js';
+import type { ChatSessionHandle } from './chat-session-handle.js';
+import type { RemoteTurn } from './chat-session-options.js';
+
+/** `Chat`'s options, taken from `@ai-sdk/react` itself (it may bundle its own copy of `ai`). */
+export type ReactChatInit<UI_MESSAGE extends UIMessage> = ConstructorParameters<typeof Chat<UI_MESSAGE>>[0];
+
+/** The hook options the controller reads (always the newest, through a ref). */
+export interface ControllerOptions<UI_MESSAGE extends UIMessage>
+  extends Omit<ReactChatInit<UI_MESSAGE>, 'id' | 'transport'> {
+  experimental_queue?: boolean;
+  pendingMessages?: 'next-turn' | 'inject';
+}
+
+const isBusy = (chat: Chat<UIMessage>) => chat.status === 'submitted' || chat.status === 'streaming';
+
+/**
+ * Everything `useDurableChat` keeps for ONE chat: its AI SDK `Chat`, whether it is
+ * resuming, the steering messages queued in it, and whether the turn it shows is owned
+ * by this tab. One controller per session handle, so switching `chatId` without
+ * remounting never carries one chat's callbacks, queue, resume or errors into another.
+ *
+ * The app's callbacks run only while the hook shows this chat, and `onToolCall`,
+ * `onFinish` and `sendAutomaticallyWhen` only for requests this tab made: a tab showing
+ * another tab's turn never answers it (the owner does, once), even when it takes the
+ * turn over because the owner went away (the owner may have answered already; the
+ * user can still answer by hand).
+ */
+export class DurableChatController<UI_MESSAGE extends UIMessage> {
+  readonly chat: Chat<UI_MESSAGE>;
+  private shown = false;
+  private resuming = false;
+  private resumedOnMount = false;
+  /** The request in flight shows a turn another tab owns. */
+  private followingTurn = false;
+  private queue: UI_MESSAGE[] = [];
+  /** Another tab's final reply, applied once this chat is idle. */
+  private remoteFinal: UI_MESSAGE | undefined;
+  private readonly queueListeners = new Set<() => void>();
+
+  constructor(
+    private readonly handle: ChatSessionHandle<UI_MESSAGE>,
+    private readonly latest: { readonly current: ControllerOptions<UI_MESSAGE> },
+  ) {
+    const initial = latest.current;
+    const answers = () => this.shown && !this.followingTurn;
+    this.chat = new Chat<UI_MESSAGE>({
+      id: handle.chatId,
+      messages: initial.messages,
+      generateId: initial.generateId,
+      messageMetadataSchema: initial.messageMetadataSchema,
+      dataPartSchemas: initial.dataPartSchemas,
+      transport: handle.transport,
+      onError: (error) => {
+        if (this.shown) latest.current.onError?.(error);
+      },
+      onToolCall: async (call) => {
+        if (answers()) await latest.current.onToolCall?.(call);
+      },
+      onFinish: (event) => {
+        if (!answers()) return;
+        if (!event.isAbort && !event.isError) handle.announceFinished(event.message);
+        latest.current.onFinish?.(event);
+      },
+      onData: (part) => {
+        if (this.shown) latest.current.onData?.(part);
+      },
+      sendAutomaticallyWhen: (input) =>
+        answers() ? (latest.current.sendAutomaticallyWhen?.(input) ?? false) : false,
+      ...(initial.experimental_queue === undefined ? {} : { experimental_queue: initial.experimental_queue }),
+    } as ReactChatInit<UI_MESSAGE>);
+    if (initial.experimental_queue === true && !('experimental_queuedMessages' in this.chat)) {
+      throw new ValidationError({
+        message: 'experimental_queue needs ai 7 and @ai-sdk/react 4; this AI SDK has no message queue',
+        field: 'experimental_queue',
+      });
+    }
+  }
+
+  /** The hook shows this chat (from an effect; StrictMode's cleanup and setup run back to back). */
+  show(): () => void {
+    this.shown = true;
+    const onRemoteTurn = (turn: RemoteTurn<UI_MESSAGE>) => this.follow(turn);
+    const onRemoteFinish = (message: UI_MESSAGE) => {
+      this.remoteFinal = message;
+      this.applyRemoteFinal();
+    };
+    this.handle.remoteTurnHandler = onRemoteTurn;
+    this.handle.remoteFinishHandler = onRemoteFinish;
+    return () => {
+      this.shown = false;
+      if (this.handle.remoteTurnHandler === onRemoteTurn) this.handle.remoteTurnHandler = undefined;
+      if (this.handle.remoteFinishHandler === onRemoteFinish) this.handle.remoteFinishHandler = undefined;
+    };
+  }
+
+  /** Replays the live turn into the chat once (a resume in progress is not started twice). */
+  resume(): void {
+    if (this.resuming) return;
+    this.resuming = true;
+    const done = () => {
+      this.resuming = false;
+      this.followingTurn = false;
+      this.applyRemoteFinal();
+    };
+    // useChat reports a failed resume through `error` / onError; anything else is unexpected.
+    this.chat.resumeStream().then(done, (error: unknown) => {
+      done();
+      this.handle.client.environment.warn(`resuming the stream failed: ${String(error)}`);
+    });
+  }
+
+  /** On mount: resume exactly when the persisted record says a turn is live (a finished turn costs nothing). */
+  async resumeOnMount(isActive: () => boolean): Promise<void> {
+    const { client } = this.handle;
+    try {
+      await client.ready();
+    } catch (error) {
+      client.environment.warn(`could not load the chat's record: ${String(error)}`);
+      return;
+    }
+    const state = this.handle.getState();
+    if (!isActive() || !state.turnLive || state.closed || this.resumedOnMount || isBusy(this.chat as never))
+      return;
+    this.resumedOnMount = true;
+    // A turn another tab still owns is shown read-only, not answered.
+    if (this.handle.getTabState().following) this.followingTurn = true;
+    this.resume();
+  }
+
+  /** Fires an action; this tab owns its turn and shows its output. */
+  async sendAction(action: unknown, options?: SessionCallOptions): Promise<AppendResult> {
+    const result = await this.handle.sendAction(action, options);
+    if (!isBusy(this.chat as never)) this.resume();
+    return result;
+  }
+
+  readonly pendingMessages = (): UI_MESSAGE[] => this.queue;
+
+  readonly subscribePending = (listener: () => void): (() => void) => {
+    this.queueListeners.add(listener);
+    return () => this.queueListeners.delete(listener);
+  };
+
+  /**
+   * Steering: appended at once (the open stream is left alone), kept aside while the reply
+   * streams, then moved into the transcript when it ends. In `'next-turn'` mode the agent
+   * answers each in a follow-up turn, so the chat is marked live from the current cursor
+   * and resumed: the follow-up is read from its first record, never missed.
+   */
+  async sendPendingMessage(input: string | UI_MESSAGE, options?: SessionCallOptions): Promise<AppendResult> {
+    const message =
+      typeof input === 'string'
+        ? ({
+            id: generateId(),
+            role: 'user',
+            parts: [{ type: 'text', text: input }],
+          } as unknown as UI_MESSAGE)
+        : input;
+    const result = await this.handle.sendPendingMessage(message, options);
+    this.setQueue([...this.queue, message]);
+    this.flushPending();
+    return result;
+  }
+
+  /** Moves queued steering messages into the transcript once the chat is idle. */
+  flushPending(): void {
+    if (this.queue.length === 0 || isBusy(this.chat as never)) return;
+    const mode = this.latest.current.pendingMessages ?? 'next-turn';
+    const taken = mode === 'inject' ? this.queue : this.queue.slice(0, 1);
+    this.setQueue(this.queue.slice(taken.length));
+    this.chat.messages = [...this.chat.messages, ...taken];
+    if (mode === 'inject') return;
+    const { client } = this.handle;
+    const state = client.getState();
+    if (!state.turnLive) client.store.setState({ turnLive: true, turnStartCursor: state.lastEventId });
+    this.resume();
+  }
+
+  /** Another tab started a turn (or this tab took one over): show it, read-only unless this tab now owns it. */
+  private follow(turn: RemoteTurn<UI_MESSAGE>): void {
+    if (isBusy(this.chat as never) || this.resuming) return;
+    const { message } = turn;
+    if (message !== undefined && !this.chat.messages.some((existing) => existing.id === message.id)) {
+      this.chat.messages = [...this.chat.messages, message];
+    }
+    this.followingTurn = !this.handle.getTabState().owner;
+    this.resume();
+  }
+
+  /** Replaces this tab's copy of a reply with the owner's final one (same id), once idle. */
+  private applyRemoteFinal(): void {
+    const message = this.remoteFinal;
+    if (message === undefined || isBusy(this.chat as never) || this.resuming) return;
+    this.remoteFinal = undefined;
+    const index = this.chat.messages.findIndex((existing) => existing.id === message.id);
+    if (index === -1) return;
+    const messages = [...this.chat.messages];
+    messages[index] = message;
+    this.chat.messages = messages;
+  }
+
+  private setQueue(queue: UI_MESSAGE[]): void {
+    this.queue = queue;
+    for (const listener of [...this.queueListeners]) listener();
+  }
+}

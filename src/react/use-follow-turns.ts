@@ -1,0 +1,108 @@
+import type { ChatStatus, UIMessage } from 'ai';
+import { useEffect, useRef } from 'react';
+import type { RemoteTurn } from './chat-session-options.js';
+import type { UseChatSessionResult } from './use-chat-session.js';
+import { sessionHandleOf } from './use-chat-session.js';
+
+/** The parts of `useChat`'s result that showing another tab's turn needs. */
+export interface FollowableChat<UI_MESSAGE extends UIMessage = UIMessage> {
+  status: ChatStatus;
+  messages: UI_MESSAGE[];
+  setMessages(messages: UI_MESSAGE[]): void;
+  resumeStream(): Promise<void>;
+}
+
+const isBusy = (status: ChatStatus) => status === 'submitted' || status === 'streaming';
+
+/**
+ * Shows turns that another tab of this browser starts on the same chat in your own
+ * `useChat`, read-only, as `useDurableChat` does: the other tab's user message is added
+ * and its reply streams in (`session.status` is `{type: 'streaming', following: true}`).
+ * When a reply ends, the tab that made it tells the others, which replace their copy, so
+ * every tab ends with the same transcript (a continuation after a tool output, replayed
+ * alone, lacks the parts before it).
+ *
+ * ```tsx
+ * const session = useChatSession(options);
+ * const chat = useChat({ id: session.id, transport: session.transport, resume: true });
+ * useFollowTurns(session, chat);
+ * ```
+ *
+ * The following tab's `useChat` callbacks run for the followed turn too (they belong to
+ * `useChat`): return early when `session.isFollowingTurn()` in `onToolCall`, `onFinish`
+ * and `sendAutomaticallyWhen`, so only the owner answers; `useDurableChat` does that
+ * for you.
+ */
+export function useFollowTurns<UI_MESSAGE extends UIMessage>(
+  session: UseChatSessionResult<UI_MESSAGE>,
+  chat: FollowableChat<UI_MESSAGE>,
+): void {
+  const latest = useRef(chat);
+  latest.current = chat;
+  const handle = sessionHandleOf(session);
+  // Applies another tab's final reply once this chat is idle (also re-tried when it becomes idle).
+  const applyPending = useRef<() => void>(() => {});
+
+  useEffect(() => {
+    let resuming = false;
+    let remoteFinal: UI_MESSAGE | undefined;
+    const applyRemoteFinal = () => {
+      const current = latest.current;
+      const message = remoteFinal;
+      if (message === undefined || resuming || isBusy(current.status)) return;
+      remoteFinal = undefined;
+      const index = current.messages.findIndex((existing) => existing.id === message.id);
+      if (index === -1) return;
+      const messages = [...current.messages];
+      messages[index] = message;
+      current.setMessages(messages);
+    };
+    const show = (turn: RemoteTurn<UI_MESSAGE>) => {
+      const current = latest.current;
+      if (resuming || isBusy(current.status)) return;
+      const { message } = turn;
+      if (message !== undefined && !current.messages.some((existing) => existing.id === message.id)) {
+        current.setMessages([...current.messages, message]);
+      }
+      resuming = true;
+      handle.followedRequests += 1;
+      const done = () => {
+        resuming = false;
+        handle.followedRequests -= 1;
+        applyRemoteFinal();
+      };
+      current.resumeStream().then(done, (error: unknown) => {
+        done();
+        handle.client.environment.warn(`following the other tab's turn failed: ${String(error)}`);
+      });
+    };
+    const onRemoteFinish = (message: UI_MESSAGE) => {
+      remoteFinal = message;
+      applyRemoteFinal();
+    };
+    handle.remoteTurnHandler = show;
+    handle.remoteFinishHandler = onRemoteFinish;
+    applyPending.current = applyRemoteFinal;
+    return () => {
+      applyPending.current = () => {};
+      if (handle.remoteTurnHandler === show) handle.remoteTurnHandler = undefined;
+      if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;
+    };
+  }, [handle]);
+
+  // A reply this tab made (not one it followed) ended: the other tabs take its final form.
+  const ownRequest = useRef(false);
+  const busy = isBusy(chat.status);
+  useEffect(() => {
+    if (busy) {
+      if (handle.followedRequests === 0) ownRequest.current = true;
+      return;
+    }
+    // The rendered status can trail the request's end (@ai-sdk/react 4 renders from a snapshot).
+    applyPending.current();
+    if (!ownRequest.current) return;
+    ownRequest.current = false;
+    const last = latest.current.messages.at(-1);
+    if (latest.current.status === 'ready' && last?.role === 'assistant') handle.announceFinished(last);
+  }, [busy, handle]);
+}

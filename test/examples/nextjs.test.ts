@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { launchBrowser, saveScreenshot, type TestBrowser } from '../browser/support/browser.js';
+import { DEMO } from '../browser/support/demo-prompts.js';
+import { ExamplePage, occurrences } from './support/example-page.js';
+import { type NextjsExample, sessionInfo, startNextjsExample } from './support/nextjs-example.js';
+
+// examples/nextjs built with `next build` from the packed package, served by `next start`
+// against `durable-chat dev`, driven in Debian's Chromium. The app uses the AI SDK's own
+// useChat with durable-chat's useChatSession; see examples/nextjs/README.md.
+
+// The example shows replies as plain text (markdown unrendered): match what it shows.
+const SHORT_REPLY = 'here. You said:';
+
+/** `.out` length of a fresh chat after the long reply ran to its end (set by the send tests). */
+let fullReplyOutLength: number | undefined;
+
+let example: NextjsExample;
+let browser: TestBrowser;
+const pages: ExamplePage[] = [];
+
+beforeAll(async () => {
+  example = await startNextjsExample();
+  console.log(`[timing] next build: ${example.buildSeconds.toFixed(1)} s`);
+  browser = await launchBrowser();
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await example?.stop();
+});
+
+async function open(testName: string, path = '/'): Promise<ExamplePage> {
+  // Pages of earlier tests are closed, so no stale tab holds a chat's lock or stream.
+  for (const page of pages.splice(0)) await page.page.close();
+  const page = await ExamplePage.open(browser.context, `${example.url}${path}`);
+  pages.push(page);
+  onTestFailed(async () => {
+    const file = await saveScreenshot(page.page, `nextjs-${testName}`);
+    console.error(`screenshot: ${file}\nerrors: ${page.errors.join('\n')}\n${example.output()}`);
+  });
+  return page;
+}
+
+/** The long reply, sent and streaming: some text shown, Stop still there. */
+async function sendLongAndWaitMidReply(page: ExamplePage): Promise<void> {
+  await page.send(DEMO.long.prompt);
+  await page.waitForReplyLength(120);
+  expect(await page.isStreamingWithText()).toBe(true);
+}
+
+/** The chat's reply ended on the dev server and `.out` no longer grows. */
+async function expectTurnEnded(chatId: string): Promise<number> {
+  let info = await sessionInfo(example.devServer, chatId);
+  for (let waited = 0; info.run?.state === 'streaming' && waited < 10_000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    info = await sessionInfo(example.devServer, chatId);
+  }
+  expect(info.run?.state).not.toBe('streaming');
+  const settled = info.out.nextSeq;
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect((await sessionInfo(example.devServer, chatId)).out.nextSeq).toBe(settled);
+  return settled;
+}
+
+describe('examples/nextjs in Chromium', () => {
+  it.each(['node', 'edge'] as const)('sends and streams through the %s chat route', async (runtime) => {
+    const page = await open(`send-${runtime}`);
+    await page.useRuntime(runtime);
+    await page.send(DEMO.long.prompt);
+    // Streams: text shows while the reply is still running.
+    await page.waitForReplyLength(60);
+    expect(await page.isStreamingWithText()).toBe(true);
+    await page.waitForReplyContaining(DEMO.long.ending);
+    await page.waitForIdle();
+    expect(await page.assistantMessages.count()).toBe(1);
+    // The session was started through that route, answered by that runtime.
+    expect(page.routeRuntimes.length).toBeGreaterThan(0);
+    expect(new Set(page.routeRuntimes)).toEqual(new Set([runtime]));
+    expect(page.errors).toEqual([]);
+    fullReplyOutLength = await expectTurnEnded(await page.chatId());
+  });
+
+  it('regenerates the last reply and answers a tool approval', async () => {
+    const page = await open('regenerate-approval');
+    await page.send(DEMO.markdown.prompt);
+    await page.waitForReplyContaining(SHORT_REPLY);
+    await page.waitForIdle();
+    await page.page.getByTestId('regenerate').click();
+    await page.waitForBusy();
+    await page.waitForIdle();
+    expect(await page.assistantMessages.count()).toBe(1);
+    expect(await page.lastReply()).toContain(SHORT_REPLY);
+
+    await page.send(DEMO.approval.prompt);
+    await page.page.getByTestId('approve').click();
+    await page.waitForReplyContaining(DEMO.approval.approvedText);
+    await page.waitForIdle();
+    expect(page.errors).toEqual([]);
+  });
+
+  it('stop stops the agent: the turn ends on the dev server and no more chunks come', async () => {
+    const page = await open('stop');
+    const chatId = await page.chatId();
+    await sendLongAndWaitMidReply(page);
+    await page.page.getByTestId('stop').click();
+    await page.waitForIdle();
+    // The agent stopped: its turn ended with far fewer records than the whole reply has
+    // (a mere disconnect would let it run to the end, the same length as the send tests).
+    const stoppedOutLength = await expectTurnEnded(chatId);
+    expect(fullReplyOutLength).toBeGreaterThan(100);
+    expect(stoppedOutLength).toBeLessThan((fullReplyOutLength ?? 0) / 2);
+    const shown = await page.lastReply();
+    expect(shown).not.toContain(DEMO.long.ending);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await page.lastReply()).toBe(shown);
+    expect(page.errors).toEqual([]);
+  });
+
+  it('reload mid-reply: the reply resumes and completes exactly once', async () => {
+    const page = await open('reload');
+    const chatId = await page.chatId();
+    await sendLongAndWaitMidReply(page);
+    await page.page.reload();
+    await page.ready();
+    expect(await page.chatId()).toBe(chatId);
+    await page.waitForReplyContaining(DEMO.long.ending);
+    await page.waitForIdle();
+    expect(await page.userMessages.count()).toBe(1);
+    expect(await page.assistantMessages.count()).toBe(1);
+    const reply = await page.lastReply();
+    expect(occurrences(reply, DEMO.long.opening)).toBe(1);
+    expect(occurrences(reply, DEMO.long.ending)).toBe(1);
+    expect(page.errors).toEqual([]);
+  });
+
+  it('switch chats mid-reply and back: nothing leaks, the reply is there and complete', async () => {
+    const page = await open('switch');
+    const mountId = await page.mountId();
+    const first = await page.chatId();
+    await sendLongAndWaitMidReply(page);
+
+    const second = await page.newChat();
+    expect(await page.assistantMessages.count()).toBe(0);
+    await page.send(DEMO.markdown.prompt);
+    await page.waitForReplyContaining(SHORT_REPLY);
+    await page.waitForIdle();
+    expect(await page.userMessages.count()).toBe(1);
+    expect(await page.assistantMessages.count()).toBe(1);
+    expect(await page.lastReply()).not.toContain(DEMO.long.opening);
+
+    await page.selectChat(first);
+    await page.waitForReplyContaining(DEMO.long.ending);
+    await page.waitForIdle();
+    expect(await page.userMessages.count()).toBe(1);
+    expect(await page.assistantMessages.count()).toBe(1);
+    expect(occurrences(await page.lastReply(), DEMO.long.ending)).toBe(1);
+
+    // The second chat kept its own transcript.
+    await page.selectChat(second);
+    expect(await page.lastReply()).toContain(SHORT_REPLY);
+    expect(await page.lastReply()).not.toContain(DEMO.long.opening);
+    // One mounted app throughout: the chats switched without a remount.
+    expect(await page.mountId()).toBe(mountId);
+    expect(page.errors).toEqual([]);
+  });
+
+  it('navigate away mid-reply: no error, and the reply is complete on return', async () => {
+    const page = await open('navigate');
+    const chatId = await page.chatId();
+    await sendLongAndWaitMidReply(page);
+    await page.page.getByTestId('about-link').click();
+    await page.page.getByTestId('back-to-chat').waitFor();
+    await page.page.goBack();
+    await page.ready();
+    expect(await page.chatId()).toBe(chatId);
+    await page.waitForReplyContaining(DEMO.long.ending);
+    await page.waitForIdle();
+    expect(await page.assistantMessages.count()).toBe(1);
+    expect(occurrences(await page.lastReply(), DEMO.long.ending)).toBe(1);
+    expect(await page.chatError()).toBeNull();
+    expect(page.errors).toEqual([]);
+  });
+
+  it('a second tab opened mid-reply shows the reply to the same end', async () => {
+    const owner = await open('second-tab-mid-reply');
+    const chatId = await owner.chatId();
+    await sendLongAndWaitMidReply(owner);
+    const other = await ExamplePage.open(browser.context, `${example.url}/?chat=${chatId}`);
+    pages.push(other);
+    await other.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForIdle();
+    expect(await other.assistantMessages.count()).toBe(1);
+    expect(await other.lastReply()).toBe(await owner.lastReply());
+    expect(owner.errors).toEqual([]);
+    expect(other.errors).toEqual([]);
+  });
+
+  it('a second tab already showing the chat follows a turn the first tab starts', async () => {
+    const owner = await open('second-tab-follows');
+    const chatId = await owner.chatId();
+    const follower = await ExamplePage.open(browser.context, `${example.url}/?chat=${chatId}`);
+    pages.push(follower);
+    await owner.send(DEMO.long.prompt);
+    // The follower shows the owner's message and the reply while it streams, read-only.
+    await follower.waitForReplyLength(120);
+    await follower.page.locator('[data-testid="session-status"][data-following="true"]').waitFor();
+    expect(await follower.userMessages.count()).toBe(1);
+    await follower.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForIdle();
+    await follower.waitForIdle();
+    expect(await follower.assistantMessages.count()).toBe(1);
+    expect(await follower.lastReply()).toBe(await owner.lastReply());
+    expect(owner.errors).toEqual([]);
+    expect(follower.errors).toEqual([]);
+  });
+});
