@@ -7,6 +7,8 @@ import type { ChatSessionState } from '../client/session-store.js';
  * - `waking`: appended; the agent has not streamed yet (cold start, resume from suspension).
  * - `resuming`: reconnecting to a turn that was live when the page (re)loaded.
  * - `streaming`: chunks are arriving (`following`: another tab owns the turn).
+ * - `waiting`: the turn is live but the agent has sent nothing for `silentForMs` (a slow tool,
+ *   or a run that is being checked for liveness); the turn ends with `RUN_GONE` if it died.
  * - `reconnecting`: the connection dropped; the next attempt is in `retryInMs`.
  * - `closed`: the session is closed for good. `error`: the last turn failed.
  */
@@ -16,6 +18,7 @@ export type SessionChatStatus =
   | { type: 'waking' }
   | { type: 'resuming' }
   | { type: 'streaming'; following: boolean }
+  | { type: 'waiting'; silentForMs: number; following: boolean }
   | { type: 'reconnecting'; attempt: number; nextRetryAt: number; retryInMs: number }
   | { type: 'closed'; reason: string | null }
   | { type: 'error'; error: Error };
@@ -39,6 +42,9 @@ export function deriveSessionChatStatus(inputs: StatusInputs): SessionChatStatus
   if (busy && session.status.type === 'reconnecting') {
     const { attempt, nextRetryAt } = session.status;
     return { type: 'reconnecting', attempt, nextRetryAt, retryInMs: Math.max(0, nextRetryAt - inputs.now) };
+  }
+  if (busy && session.status.type === 'waiting') {
+    return { type: 'waiting', silentForMs: session.status.silentForMs, following: inputs.following };
   }
   // The first chunk reached the stream a moment before useChat says "streaming".
   if (chatStatus === 'streaming' || (chatStatus === 'submitted' && inputs.phase === 'receiving')) {
@@ -66,6 +72,8 @@ export function describeSessionChatStatus(status: SessionChatStatus): string {
       return 'Resuming…';
     case 'streaming':
       return status.following ? 'Streaming (from another tab)' : 'Streaming';
+    case 'waiting':
+      return `Agent quiet for ${Math.floor(status.silentForMs / 1000)} s`;
     case 'reconnecting':
       return `Reconnecting in ${Math.ceil(status.retryInMs / 1000)} s`;
     case 'closed':

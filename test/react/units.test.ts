@@ -58,6 +58,16 @@ describe('deriveSessionChatStatus', () => {
     });
     // Reconnecting only matters while a reply is expected.
     expect(deriveSessionChatStatus({ ...base, session: reconnecting })).toEqual({ type: 'ready' });
+    const waiting = {
+      ...initialSessionState('c'),
+      status: { type: 'waiting' as const, silentSince: 0, silentForMs: 41_500 },
+    };
+    expect(deriveSessionChatStatus({ ...base, chatStatus: 'streaming', session: waiting })).toEqual({
+      type: 'waiting',
+      silentForMs: 41_500,
+      following: false,
+    });
+    expect(deriveSessionChatStatus({ ...base, session: waiting })).toEqual({ type: 'ready' });
     expect(deriveSessionChatStatus({ ...base, chatStatus: 'streaming', session: closed })).toEqual({
       type: 'closed',
       reason: 'bye',
@@ -73,6 +83,9 @@ describe('deriveSessionChatStatus', () => {
       describeSessionChatStatus({ type: 'reconnecting', attempt: 1, nextRetryAt: 0, retryInMs: 2_100 }),
     ).toBe('Reconnecting in 3 s');
     expect(describeSessionChatStatus({ type: 'waking' })).toBe('Agent waking up…');
+    expect(describeSessionChatStatus({ type: 'waiting', silentForMs: 41_500, following: false })).toBe(
+      'Agent quiet for 41 s',
+    );
     expect(describeSessionChatStatus({ type: 'closed', reason: null })).toBe('Closed');
     expect(describeSessionChatStatus({ type: 'streaming', following: true })).toBe(
       'Streaming (from another tab)',
