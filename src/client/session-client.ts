@@ -34,6 +34,13 @@ export interface StartSessionResult {
    * gone quiet asks `startSession` again and ends when the run it waits for is gone.
    */
   currentRunId?: string | null;
+  /**
+   * The create call's `isCached`: `false` when this call created the session, `true` when it
+   * already existed, `undefined` when the app did not say. `false` tells the transport that
+   * nothing is on `.out` yet, so the chat's first send appends at once instead of first
+   * reading `.out` to find where the earlier turns end (see docs/transport.md).
+   */
+  isCached?: boolean;
 }
 
 export interface SessionClientOptions {
@@ -110,6 +117,10 @@ export class SessionClient {
   private starting: Promise<void> | undefined;
   private appendQueue: Promise<void> = Promise.resolve();
   private pendingAppends = 0;
+  /** This client's own `startSession` call created the session (`isCached: false`). */
+  private createdSession = false;
+  /** An append (message, action, stop, ...) was started by this client. */
+  private appendedOnce = false;
 
   constructor(private readonly options: SessionClientOptions) {
     this.chatId = options.chatId;
@@ -154,6 +165,17 @@ export class SessionClient {
     return this.pendingAppends > 0 || this.readers.size > 0;
   }
 
+  /**
+   * True while `.out` is known to be empty without reading it: this client's own
+   * `startSession` created the session (`isCached: false`), nothing was appended through
+   * this client since, and nothing was read (no cursor). Only another device appending to
+   * the same chat in that window could have written to `.out`; a reload, a refreshed token
+   * or a repeated `startSession` (`isCached: true`) never makes it true.
+   */
+  get outKnownEmpty(): boolean {
+    return this.createdSession && !this.appendedOnce && this.store.getState().lastEventId === undefined;
+  }
+
   /** Resolves once the persisted record, if any, has been loaded. */
   ready(): Promise<void> {
     return this.hydration;
@@ -182,6 +204,7 @@ export class SessionClient {
    */
   async append(chunk: ChatInputChunk, options: AppendOptions = {}): Promise<AppendResult> {
     const body = serializeAppend(chunk);
+    this.appendedOnce = true;
     // Appends of one chat go out one at a time, in call order: a stop must never overtake
     // the message it stops, nor a message the stop sent just before it.
     this.pendingAppends++;
@@ -310,6 +333,9 @@ export class SessionClient {
   private async start(): Promise<void> {
     const result = await this.callStartSession();
     if (result.sessionId !== undefined) this.store.setState({ sessionId: result.sessionId });
+    // Only the start that gave this client its token counts: a later start (the token was
+    // lost) meets the session this one created, and says so with `isCached: true`.
+    this.createdSession = result.isCached === false && !this.appendedOnce;
     this.context.tokens.adopt(result.publicAccessToken, 'session-start');
   }
 

@@ -20,7 +20,8 @@ export interface RouteSessionCallbacks {
   /**
    * Creates (or returns) the chat's session. The task identifier is the server's choice, not
    * sent. `currentRunId` is the session row's (`null`: no live run), `undefined` when the
-   * route did not say. A closed session throws `SessionClosedError` (`SESSION_CLOSED`).
+   * route did not say. `isCached` is `false` when this call created the session (`undefined`
+   * when the route did not say). A closed session throws `SessionClosedError` (`SESSION_CLOSED`).
    */
   startSession(params: {
     chatId: string;
@@ -43,6 +44,17 @@ function readCurrentRunId(body: unknown): string | null | undefined {
   throw new ProtocolError({
     code: 'UNEXPECTED_RESPONSE',
     message: 'chat route start: "currentRunId" is neither a run id nor null',
+  });
+}
+
+/** `isCached` as the route sent it: absent stays `undefined` (the transport then reads `.out` first). */
+function readIsCached(body: unknown): boolean | undefined {
+  const record = body as Record<string, unknown> | null;
+  const value = record === null ? undefined : record.isCached;
+  if (value === undefined || typeof value === 'boolean') return value;
+  throw new ProtocolError({
+    code: 'UNEXPECTED_RESPONSE',
+    message: 'chat route start: "isCached" is not a boolean',
   });
 }
 
@@ -117,11 +129,13 @@ export function createRouteSessionCallbacks(options: RouteSessionCallbacksOption
       const publicAccessToken = readString(body, 'publicAccessToken', 'chat route start');
       const sessionId = readString(body, 'sessionId', 'chat route start');
       const currentRunId = readCurrentRunId(body);
+      const isCached = readIsCached(body);
       if (clientData === undefined) clientDataByChat.delete(chatId);
       else clientDataByChat.set(chatId, clientData);
-      return currentRunId === undefined
-        ? { publicAccessToken, sessionId }
-        : { publicAccessToken, sessionId, currentRunId };
+      const result: StartSessionResult = { publicAccessToken, sessionId };
+      if (currentRunId !== undefined) result.currentRunId = currentRunId;
+      if (isCached !== undefined) result.isCached = isCached;
+      return result;
     },
     async getAccessToken({ chatId }) {
       validateChatId(chatId);

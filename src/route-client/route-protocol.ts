@@ -21,6 +21,11 @@ export interface ChatRouteStartResponse {
    * service's answer had no such field, so a client never reads an invented value.
    */
   currentRunId?: string | null;
+  /**
+   * The create call's `isCached`: `false` when this start created the session. Optional so
+   * a route that does not send it still works (the browser then reads `.out` first).
+   */
+  isCached?: boolean;
 }
 
 export interface ChatRouteTokenResponse {

@@ -122,6 +122,9 @@ export function createChatRouteHandler(
     const answer: ChatRouteStartResponse = {
       publicAccessToken: session.publicAccessToken,
       sessionId: session.id,
+      // `false`: this call made the session, so `.out` is empty and the browser's first send
+      // need not read it first.
+      isCached: session.isCached,
       ...liveness,
     };
     return jsonResponse(answer);

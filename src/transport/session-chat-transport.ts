@@ -268,14 +268,18 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       before.turnLive &&
       before.turnStartCursor !== undefined &&
       before.turnStartCursor === before.lastEventId;
-    // The cursor is the live edge only when this page read the previous turn to its end;
-    // otherwise (a fresh page, a stale cursor, a turn never seen finishing) read to the edge first.
-    const edgeKnown = earlier === undefined && entry.edge !== undefined && entry.edge === before.lastEventId;
+    // The cursor is the live edge when this page read the previous turn to its end, or when
+    // this page's own start created the session and nothing was appended or read since (the
+    // first send of a new chat: `.out` is empty). Otherwise (a fresh page, a stale cursor, a
+    // turn never seen finishing) read to the edge first.
+    const edgeKnown =
+      earlier === undefined &&
+      ((entry.edge !== undefined && entry.edge === before.lastEventId) || client.outKnownEmpty);
     const mode: TurnMode = {
       type: 'send',
       trigger: call.trigger,
       attribution: {
-        edge: edgeKnown ? before.lastEventId : undefined,
+        edge: edgeKnown ? (before.lastEventId ?? -1) : undefined,
         openAtCursor: edgeKnown
           ? false
           : before.turnLive && !liveUnstarted && (earlier === undefined || earlier.started),

@@ -63,6 +63,7 @@ describe('createChatRouteHandler: the session service', () => {
       publicAccessToken: 'token-for-chat-7',
       sessionId: 'session_chat-7',
       currentRunId: 'run_1',
+      isCached: false,
     });
     expect(requests[0]?.body).toEqual({
       type: 'chat.agent',

@@ -84,6 +84,7 @@ describe('createChatRouteHandler passes currentRunId through', () => {
       publicAccessToken: expect.any(String),
       sessionId: expect.stringMatching(/^session_/),
       currentRunId: runId,
+      isCached: false,
     });
     const token = await postRoute({ action: 'token', chatId });
     expect(token.json).toEqual({ publicAccessToken: expect.any(String), currentRunId: runId });
@@ -122,6 +123,7 @@ describe('createRouteSessionCallbacks().startSession returns currentRunId', () =
       publicAccessToken: expect.any(String),
       sessionId: first.sessionId,
       currentRunId: null,
+      isCached: true,
     });
   });
 

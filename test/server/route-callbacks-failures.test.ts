@@ -61,6 +61,7 @@ describe('createRouteSessionCallbacks over a real route', () => {
       publicAccessToken: 'token-for-c1',
       sessionId: 'session_c1',
       currentRunId: 'run_1',
+      isCached: false,
     });
     expect(await callbacks.getAccessToken({ chatId: 'c1' })).toBe('token-for-c1');
     expect(calls).toBe(2);
@@ -85,7 +86,7 @@ describe('createRouteSessionCallbacks over a real route', () => {
       headers: { 'x-user': 'alice' },
     });
     const started = await callbacks.startSession({ chatId: 'c2' });
-    expect(started).toEqual({ publicAccessToken: 'token-for-c2', sessionId: 'session_c2' });
+    expect(started).toEqual({ publicAccessToken: 'token-for-c2', sessionId: 'session_c2', isCached: false });
     expect('currentRunId' in started).toBe(false);
 
     const idle = await routeFor([replyJson(200, { ...createdSession('c3', true), currentRunId: null })]);
