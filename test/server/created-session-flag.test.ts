@@ -70,7 +70,9 @@ describe('createRouteSessionCallbacks().startSession returns isCached', () => {
 
   async function routeAnswering(body: Record<string, unknown>): Promise<string> {
     const app = closeLater(
-      await hostFetchHandler(async () => Response.json({ publicAccessToken: 'tok', sessionId: 'session_x', ...body })),
+      await hostFetchHandler(async () =>
+        Response.json({ publicAccessToken: 'tok', sessionId: 'session_x', ...body }),
+      ),
     );
     return app.url;
   }

@@ -39,12 +39,13 @@ export async function startEchoServer(options: StartDevServerOptions = {}): Prom
 
 /**
  * What an app's server route does: create (or return) the session with the secret key.
- * It reports the row's `currentRunId` (the liveness source) unless `liveness: false`.
+ * It reports the row's `currentRunId` (the liveness source) unless `liveness: false`, and
+ * the create's `isCached` (as `createChatRouteHandler` does) unless `reportIsCached: false`.
  */
 export function startSessionVia(
   server: DevServer,
   counter?: { calls: number },
-  options: { liveness?: boolean } = {},
+  options: { liveness?: boolean; reportIsCached?: boolean } = {},
 ) {
   return async ({ chatId, taskIdentifier, clientData }: StartSessionInput): Promise<StartSessionResult> => {
     if (counter) counter.calls++;
@@ -62,11 +63,13 @@ export function startSessionVia(
       publicAccessToken: string;
       id: string;
       currentRunId?: string | null;
+      isCached: boolean;
     };
     if (!response.ok)
       throw httpErrorFromResponse({ status: response.status, operation: 'create session', body });
     const result: StartSessionResult = { publicAccessToken: body.publicAccessToken, sessionId: body.id };
     if (options.liveness !== false) result.currentRunId = body.currentRunId ?? null;
+    if (options.reportIsCached !== false) result.isCached = body.isCached;
     return result;
   };
 }
