@@ -6,6 +6,8 @@ export interface TurnContext {
   chatId: string;
   /** The session's `publicAccessToken`, from a create call made before any timing. */
   token: string;
+  /** That create's `isCached`, which an app's route hands to the browser with the token. */
+  isCached?: boolean;
   message: UIMessage;
 }
 

@@ -4,11 +4,13 @@ import type { ClientVariant } from './client-variant.js';
 /**
  * durable-chat's transport, one instance for every chat as an app would hold it. Its
  * `startSession` hands back the token the bench created before timing, the same token
- * the platform's transport is hydrated with, so neither pays for a create call.
+ * the platform's transport is hydrated with, so neither pays for a create call, with that
+ * create's `isCached` as `createChatRouteHandler` passes it on.
  */
 export function createDurableChatVariant(): ClientVariant {
   let transport: SessionChatTransport | undefined;
   const tokens = new Map<string, string>();
+  const created = new Map<string, boolean | undefined>();
   const token = (chatId: string): string => {
     const value = tokens.get(chatId);
     if (value === undefined) {
@@ -21,12 +23,18 @@ export function createDurableChatVariant(): ClientVariant {
   };
   return {
     name: 'durable-chat',
-    async send({ baseUrl, chatId, token: sessionToken, message }) {
+    async send({ baseUrl, chatId, token: sessionToken, isCached, message }) {
       tokens.set(chatId, sessionToken);
+      created.set(chatId, isCached);
       transport ??= new SessionChatTransport({
         baseURL: baseUrl,
         taskIdentifier: 'bench',
-        startSession: async ({ chatId: id }) => ({ publicAccessToken: token(id) }),
+        startSession: async ({ chatId: id }) => {
+          const cached = created.get(id);
+          return cached === undefined
+            ? { publicAccessToken: token(id) }
+            : { publicAccessToken: token(id), isCached: cached };
+        },
         getAccessToken: async ({ chatId: id }) => token(id),
       });
       return transport.sendMessages({

@@ -44,6 +44,7 @@ export async function runFirstChunkJob(job: FirstChunkJob): Promise<FirstChunkRe
       baseUrl: job.baseUrl,
       chatId,
       token: session.publicAccessToken,
+      isCached: session.isCached,
       message: userMessage(prompt),
     };
     const collector = createCollector();
