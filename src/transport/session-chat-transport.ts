@@ -42,6 +42,12 @@ interface ChatEntry {
   draining: Set<TurnStream>;
   /** `.out`'s live edge, when this page read the last turn to its end (no read needed to find it). */
   edge: number | undefined;
+  /**
+   * This page stopped a turn it never saw end: once the stop is stored the chat is no longer
+   * live, but that turn's turn-complete may still be on its way. The next send skips it
+   * (`started`: the turn was open at the cursor; `unstarted`: its reply had not begun).
+   */
+  stopped: 'started' | 'unstarted' | undefined;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
   messageIds: Map<string, string>;
 }
@@ -275,18 +281,22 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const edgeKnown =
       earlier === undefined &&
       ((entry.edge !== undefined && entry.edge === before.lastEventId) || client.outKnownEmpty);
+    const liveOpen = before.turnLive && !liveUnstarted && (earlier === undefined || earlier.started);
+    const stopped = earlier === undefined && !edgeKnown && !before.turnLive ? entry.stopped : undefined;
     const mode: TurnMode = {
       type: 'send',
       trigger: call.trigger,
       attribution: {
         edge: edgeKnown ? (before.lastEventId ?? -1) : undefined,
-        openAtCursor: edgeKnown
-          ? false
-          : before.turnLive && !liveUnstarted && (earlier === undefined || earlier.started),
-        earlierStarts: (earlier !== undefined && !earlier.started ? 1 : 0) + (liveUnstarted ? 1 : 0),
+        openAtCursor: edgeKnown ? false : liveOpen || stopped === 'started',
+        earlierStarts:
+          (earlier !== undefined && !earlier.started ? 1 : 0) +
+          (liveUnstarted ? 1 : 0) +
+          (stopped === 'unstarted' ? 1 : 0),
       },
     };
     entry.edge = undefined;
+    entry.stopped = undefined;
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
     if (earlier !== undefined) entry.draining.add(earlier);
@@ -318,7 +328,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       turn.stop();
       entry.stops.schedule(() => {
         appendAbort.abort();
-        if (attempted) this.sendStop(entry.client);
+        if (!attempted) return;
+        entry.stopped = turn.started ? 'started' : 'unstarted';
+        this.sendStop(entry.client);
       });
     });
     // Reading starts before the append so the connection is open when the first chunk lands.
@@ -393,7 +405,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     turn.stop();
     if (!turn.live) return;
     entry.stops.schedule(() => {
-      if (turn.live && entry.client.getState().turnLive) this.sendStop(entry.client);
+      if (!turn.live || !entry.client.getState().turnLive) return;
+      entry.stopped = turn.started ? 'started' : 'unstarted';
+      this.sendStop(entry.client);
     });
   }
 
@@ -452,6 +466,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       stops: new DeferredStop(client.environment),
       draining: new Set(),
       edge: undefined,
+      stopped: undefined,
       messageIds: new Map(),
     };
     this.chats.set(chatId, entry);
