@@ -11,6 +11,9 @@ export function badgeKind(status: SessionChatStatus): BadgeKind {
     case 'waking':
     case 'resuming':
       return 'connecting';
+    case 'waiting':
+      // Still a live turn, only quiet: the label says for how long.
+      return 'streaming';
     default:
       return status.type;
   }
