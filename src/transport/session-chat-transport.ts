@@ -147,10 +147,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const entry = this.entry(chatId);
     entry.stops.cancel();
     await entry.client.ready();
-    entry.active?.stop();
+    const active = entry.active;
+    active?.stop();
     for (const turn of entry.draining) turn.stop();
     entry.draining.clear();
-    if (entry.client.getState().turnLive) await this.appendStop(entry.client);
+    const state = entry.client.getState();
+    if (!state.turnLive) return;
+    entry.stopped = stoppedTurnMark(active, state);
+    await this.appendStop(entry.client);
   }
 
   /**
@@ -419,6 +423,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private onDisconnect(entry: ChatEntry, turn: TurnStream): void {
     if (entry.active === turn) entry.active = undefined;
     if (this.options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
+      entry.stopped = turn.started ? 'started' : 'unstarted';
       this.sendStop(entry.client);
     }
   }
@@ -472,4 +477,17 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     this.chats.set(chatId, entry);
     return entry;
   }
+}
+
+/**
+ * Whether the turn a stop ends had begun its reply, for the next send's attribution. Without
+ * a reader of its own (a stop after a reload), a cursor past the turn's start means this page
+ * already read some of its records.
+ */
+function stoppedTurnMark(active: TurnStream | undefined, state: ChatSessionState): 'started' | 'unstarted' {
+  if (active !== undefined && active.live) return active.started ? 'started' : 'unstarted';
+  const { lastEventId, turnStartCursor } = state;
+  const readPastStart =
+    lastEventId !== undefined && (turnStartCursor === undefined || lastEventId > turnStartCursor);
+  return readPastStart ? 'started' : 'unstarted';
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryPersistence } from '../../src/client/persistence.js';
 import { type DevServer, echoAgent } from '../../src/dev-server/index.js';
 import {
   createTransport,
@@ -40,5 +41,38 @@ describe('a send after a stop whose turn-complete is still to come', () => {
     expect(chat.error).toBeUndefined();
     expect(transcript(chat.messages).slice(2)).toEqual(['user: next', 'assistant: Echo: next']);
     transport.close();
+  });
+
+  it('the same after transport.stop(chatId) on the turn this page streams', async () => {
+    const { transport } = createTransport(server, { clientData: { delayMs: 40 } });
+    const chat = new TestChat({ id: uniqueChatId('stop-by-id'), transport });
+    const sending = chat.sendMessage({ text: 'a fairly long message that streams slowly' });
+    await waitFor(() => chat.status === 'streaming');
+    await transport.stop(chat.id);
+    await sending;
+    expect(transport.getState(chat.id).turnLive).toBe(false);
+    await chat.sendMessage({ text: 'next' }, { metadata: { delayMs: 0 } });
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages).slice(2)).toEqual(['user: next', 'assistant: Echo: next']);
+    transport.close();
+  });
+
+  it('the same after a reload: a stop from a page that has no reader of the turn', async () => {
+    const persistence = memoryPersistence();
+    const chatId = uniqueChatId('stop-after-reload');
+    const first = createTransport(server, { clientData: { delayMs: 40 }, persistence }).transport;
+    const chat = new TestChat({ id: chatId, transport: first });
+    void chat.sendMessage({ text: 'a fairly long message that streams slowly' });
+    await waitFor(() => chat.status === 'streaming');
+    first.disconnect(chatId); // the page goes away mid-reply; the agent keeps going
+    first.close();
+    const second = createTransport(server, { clientData: { delayMs: 40 }, persistence }).transport;
+    await second.stop(chatId);
+    expect(second.getState(chatId).turnLive).toBe(false);
+    const next = new TestChat({ id: chatId, transport: second });
+    await next.sendMessage({ text: 'next' }, { metadata: { delayMs: 0 } });
+    expect(next.error).toBeUndefined();
+    expect(transcript(next.messages)).toEqual(['user: next', 'assistant: Echo: next']);
+    second.close();
   });
 });
