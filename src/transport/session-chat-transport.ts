@@ -485,7 +485,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
  * already read some of its records.
  */
 function stoppedTurnMark(active: TurnStream | undefined, state: ChatSessionState): 'started' | 'unstarted' {
-  if (active !== undefined && active.live) return active.started ? 'started' : 'unstarted';
+  if (active?.live) return active.started ? 'started' : 'unstarted';
   const { lastEventId, turnStartCursor } = state;
   const readPastStart =
     lastEventId !== undefined && (turnStartCursor === undefined || lastEventId > turnStartCursor);
