@@ -145,7 +145,10 @@ function relay(
       }
     },
     cancel(reason) {
+      // useChat cancels the stream itself when it meets an `error` chunk: that request failed.
+      const failed = !ended && failure !== undefined;
       end();
+      if (failed) update('none', failure);
       return reader.cancel(reason);
     },
   });
