@@ -1,46 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoAgent, startDevServer } from '../../src/dev-server/index.js';
+import { describe, expect, it } from 'vitest';
 import { createRouteSessionCallbacks } from '../../src/route-client/create-route-session-callbacks.js';
-import { createChatRouteHandler } from '../../src/server/chat-route-handler.js';
+import { uniqueChatId } from '../transport/support/dev-server-fixture.js';
+import { echoRouteForFile, postRoute as post } from './support/echo-route.js';
 import { failure } from './support/failure.js';
-import { closeAfterEach, hostFetchHandler, type Listening } from './support/listen.js';
+import { closeAfterEach, hostFetchHandler } from './support/listen.js';
 
 // `isCached` from the session service through the route to the browser: `false` tells the
 // transport that this start created the session, so `.out` is empty and the first send need
 // not read it before appending.
 
-let server: Awaited<ReturnType<typeof startDevServer>>;
-let route: Listening;
+const route = echoRouteForFile();
 const closeLater = closeAfterEach();
-
-beforeAll(async () => {
-  server = await startDevServer({ port: 0, agents: [echoAgent], logger: { warn() {} } });
-  route = await hostFetchHandler(
-    createChatRouteHandler({
-      baseURL: server.url,
-      secretKey: server.secretKey,
-      taskIdentifier: 'echo',
-      authorize: () => true,
-      onError: () => {},
-    }),
-  );
-});
-afterAll(async () => {
-  await route?.close();
-  await server?.close();
-});
-
-let counter = 0;
-const nextChatId = () => `created-${Date.now()}-${++counter}`;
+const nextChatId = () => uniqueChatId('created');
 
 async function postRoute(body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(route.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as Record<string, unknown>;
+  const { status, json } = await post(route.url, body);
+  expect(status).toBe(200);
+  return json;
 }
 
 describe('createChatRouteHandler passes isCached through on start', () => {

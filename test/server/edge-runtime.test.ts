@@ -4,6 +4,7 @@ import { EdgeVM } from '@edge-runtime/vm';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoAgent, startDevServer } from '../../src/dev-server/index.js';
+import { uniqueChatId } from '../transport/support/dev-server-fixture.js';
 
 // The built server entry, resolved through the package's `exports` with the conditions
 // Next.js gives its edge compiler (`edge-light`, in Next 13-15 also `worker`, then the web
@@ -55,8 +56,7 @@ afterAll(async () => {
 });
 
 const entry = () => edge.context.durableChatServer as ServerEntry;
-let counter = 0;
-const nextChatId = () => `edge-${Date.now()}-${++counter}`;
+const nextChatId = () => uniqueChatId('edge');
 
 describe('durable-chat/server in the Edge Runtime sandbox', () => {
   it('resolves to the real helpers under the edge conditions, and the sandbox lacks Node APIs', () => {

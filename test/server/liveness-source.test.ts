@@ -1,36 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoAgent, startDevServer } from '../../src/dev-server/index.js';
+import { describe, expect, it } from 'vitest';
 import { createRouteSessionCallbacks } from '../../src/route-client/create-route-session-callbacks.js';
-import { createChatRouteHandler } from '../../src/server/chat-route-handler.js';
 import { type CreateSessionInput, createSessionsApi } from '../../src/server/sessions-api.js';
+import { uniqueChatId } from '../transport/support/dev-server-fixture.js';
+import { echoRouteForFile, postRoute as post } from './support/echo-route.js';
 import { failure } from './support/failure.js';
-import { hostFetchHandler, type Listening } from './support/listen.js';
 import { appendWithToken } from './support/session-service.js';
 
 // The session row's `currentRunId`, from the service through the route to the browser: the
 // source a silent turn asks whether its run still lives.
 
-let server: Awaited<ReturnType<typeof startDevServer>>;
-let route: Listening;
-beforeAll(async () => {
-  server = await startDevServer({ port: 0, agents: [echoAgent], logger: { warn() {} } });
-  route = await hostFetchHandler(
-    createChatRouteHandler({
-      baseURL: server.url,
-      secretKey: server.secretKey,
-      taskIdentifier: 'echo',
-      authorize: () => true,
-      onError: () => {},
-    }),
-  );
-});
-afterAll(async () => {
-  await route?.close();
-  await server?.close();
-});
-
-let counter = 0;
-const nextChatId = () => `liveness-${Date.now()}-${++counter}`;
+const route = echoRouteForFile();
+const nextChatId = () => uniqueChatId('liveness');
+const postRoute = (body: unknown) => post(route.url, body);
 
 function minimal(chatId: string): CreateSessionInput & { externalId: string } {
   return {
@@ -41,16 +22,7 @@ function minimal(chatId: string): CreateSessionInput & { externalId: string } {
 }
 
 const sessions = () =>
-  createSessionsApi({ baseURL: server.url, secretKey: server.secretKey, retry: { retries: 0 } });
-
-async function postRoute(body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const response = await fetch(route.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-}
+  createSessionsApi({ baseURL: route.server.url, secretKey: route.server.secretKey, retry: { retries: 0 } });
 
 describe('createSessionsApi().create() reports the live run', () => {
   it('currentRunId is the run while it lives, null once it is gone, the continuation after the next append', async () => {
@@ -61,12 +33,12 @@ describe('createSessionsApi().create() reports the live run', () => {
     const cached = await api.create(minimal(chatId));
     expect(cached).toMatchObject({ isCached: true, runId: created.runId, currentRunId: created.runId });
 
-    expect(server.cancelRun(chatId)).toBe(true);
+    expect(route.server.cancelRun(chatId)).toBe(true);
     const gone = await api.create(minimal(chatId));
     expect(gone.isCached).toBe(true);
     expect(gone.currentRunId).toBeNull();
 
-    expect((await appendWithToken(server.url, chatId, gone.publicAccessToken)).status).toBe(200);
+    expect((await appendWithToken(route.server.url, chatId, gone.publicAccessToken)).status).toBe(200);
     const continued = await api.create(minimal(chatId));
     expect(continued.currentRunId).toMatch(/^run_/);
     expect(continued.currentRunId).not.toBe(created.runId);
@@ -78,7 +50,7 @@ describe('createChatRouteHandler passes currentRunId through', () => {
     const chatId = nextChatId();
     const start = await postRoute({ action: 'start', chatId });
     expect(start.status).toBe(200);
-    const runId = server.inspect(chatId)?.row.currentRunId;
+    const runId = route.server.inspect(chatId)?.row.currentRunId;
     expect(runId).toMatch(/^run_/);
     expect(start.json).toEqual({
       publicAccessToken: expect.any(String),
@@ -89,7 +61,7 @@ describe('createChatRouteHandler passes currentRunId through', () => {
     const token = await postRoute({ action: 'token', chatId });
     expect(token.json).toEqual({ publicAccessToken: expect.any(String), currentRunId: runId });
 
-    server.cancelRun(chatId);
+    route.server.cancelRun(chatId);
     expect((await postRoute({ action: 'start', chatId })).json).toMatchObject({ currentRunId: null });
     expect((await postRoute({ action: 'token', chatId })).json).toMatchObject({ currentRunId: null });
   });
@@ -115,9 +87,9 @@ describe('createRouteSessionCallbacks().startSession returns currentRunId', () =
     const chatId = nextChatId();
     const callbacks = createRouteSessionCallbacks({ endpoint: route.url });
     const first = await callbacks.startSession({ chatId, taskIdentifier: 'echo' });
-    expect(first.currentRunId).toBe(server.inspect(chatId)?.row.currentRunId);
+    expect(first.currentRunId).toBe(route.server.inspect(chatId)?.row.currentRunId);
     expect(first.currentRunId).toMatch(/^run_/);
-    server.cancelRun(chatId);
+    route.server.cancelRun(chatId);
     const again = await callbacks.startSession({ chatId, taskIdentifier: 'echo' });
     expect(again).toEqual({
       publicAccessToken: expect.any(String),
@@ -140,15 +112,15 @@ describe('createRouteSessionCallbacks().startSession returns currentRunId', () =
         metadata: { delayMs: 50, repeat: 20 },
       },
     };
-    const appended = await fetch(`${server.url}/realtime/v1/sessions/${chatId}/in/append`, {
+    const appended = await fetch(`${route.server.url}/realtime/v1/sessions/${chatId}/in/append`, {
       method: 'POST',
       headers: { authorization: `Bearer ${publicAccessToken}`, 'content-type': 'application/json' },
       body: JSON.stringify(slow),
     });
     expect(appended.status).toBe(200);
-    expect(server.inspect(chatId)?.run?.state).not.toBe('idle');
+    expect(route.server.inspect(chatId)?.run?.state).not.toBe('idle');
     await callbacks.closeSession({ chatId, reason: 'closed mid-turn' });
-    expect(server.inspect(chatId)?.row.currentRunId).toBeNull();
+    expect(route.server.inspect(chatId)?.row.currentRunId).toBeNull();
     const error = await failure(callbacks.startSession({ chatId }));
     expect(error).toMatchObject({
       name: 'SessionClosedError',
