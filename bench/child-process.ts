@@ -13,10 +13,15 @@ export interface BenchChild {
 export function spawnBenchChild(
   script: string,
   env: Record<string, string>,
-  options: { exposeGc?: boolean } = {},
+  options: { exposeGc?: boolean; execArgv?: string[] } = {},
 ): BenchChild {
   const path = fileURLToPath(new URL(script, import.meta.url));
-  const execArgv = ['--import', 'tsx', ...(options.exposeGc ? ['--expose-gc'] : [])];
+  const execArgv = [
+    '--import',
+    'tsx',
+    ...(options.exposeGc ? ['--expose-gc'] : []),
+    ...(options.execArgv ?? []),
+  ];
   const child = fork(path, [], { env: { ...process.env, ...env }, execArgv, stdio: 'inherit' });
   const inbox: unknown[] = [];
   const waiting: { resolve: (value: unknown) => void; reject: (error: Error) => void }[] = [];

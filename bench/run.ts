@@ -9,7 +9,7 @@ import { benchFirstChunk } from './scenarios/first-chunk.js';
 import { benchRenders } from './scenarios/renders.js';
 import { benchResume } from './scenarios/resume.js';
 import { benchScale } from './scenarios/scale.js';
-import { benchThroughput } from './scenarios/throughput.js';
+import { benchThroughput, type StreamShape } from './scenarios/throughput.js';
 import { targetChecks } from './targets.js';
 
 /**
@@ -61,6 +61,28 @@ const settings = quick
       rendersDeltas: 600,
     };
 
+// `--runs=3 --deltas=50000` (any numeric setting): override one setting, for a quick A/B.
+for (const arg of args) {
+  const match = /^--(\w+)=(\d+)$/.exec(arg);
+  if (match?.[1] !== undefined && match[1] in settings)
+    (settings as Record<string, number>)[match[1]] = Number(match[2]);
+}
+
+const SHAPES: StreamShape[] = [
+  { label: '100', batchSize: 100, tail: 'live', consumes: ['chunks', 'reducer'] },
+  { label: '1 (live)', batchSize: 1, tail: 'live', consumes: ['chunks', 'reducer'] },
+  { label: '100 (backlog)', batchSize: 100, tail: 'end', consumes: ['chunks'] },
+];
+// For a quick A/B: `--shapes=100,backlog`, `--variants=durable-chat,floor`, `--no-reducer`.
+const listArg = (name: string) =>
+  args
+    .find((arg) => arg.startsWith(`--${name}=`))
+    ?.slice(name.length + 3)
+    .split(',');
+const shapeFilter = listArg('shapes')?.map((key) => SHAPES.find((shape) => shape.label.includes(key))?.label);
+const variantFilter = listArg('variants');
+const noReducer = args.includes('--no-reducer');
+
 const log = (line: string) => console.log(line);
 const started = performance.now();
 
@@ -90,12 +112,10 @@ if (wanted('throughput')) {
     runs: settings.runs,
     deltas: settings.deltas,
     warmupDeltas: settings.warmupDeltas,
-    shapes: [
-      { label: '100', batchSize: 100, tail: 'live', consumes: ['chunks', 'reducer'] },
-      { label: '1 (live)', batchSize: 1, tail: 'live', consumes: ['chunks', 'reducer'] },
-      { label: '100 (backlog)', batchSize: 100, tail: 'end', consumes: ['chunks'] },
-    ],
-    variants,
+    shapes: SHAPES.filter((shape) => shapeFilter === undefined || shapeFilter.includes(shape.label)).map(
+      (shape) => (noReducer ? { ...shape, consumes: ['chunks' as const] } : shape),
+    ),
+    variants: variantFilter === undefined ? variants : variants.filter((name) => variantFilter.includes(name)),
     chunkOnlyVariants: ['floor-stream'],
     log,
   });

@@ -38,8 +38,8 @@ export async function runResumeJob(job: ResumeJob): Promise<ResumeResult> {
   const gapsMs: number[] = [];
   const turnOnce = async (spec: TurnSpec, run: number) => {
     const chatId = chatIdFor(spec.name, `${job.variant}-${process.pid}-${run}`);
-    const { publicAccessToken: token } = await createSession(job.baseUrl, chatId);
-    const context = { baseUrl: job.baseUrl, chatId, token, message: userMessage('hello') };
+    const { publicAccessToken: token, isCached } = await createSession(job.baseUrl, chatId);
+    const context = { baseUrl: job.baseUrl, chatId, token, isCached, message: userMessage('hello') };
     const collector = createCollector();
     const arrivals: number[] = [];
     const cut = job.turn.cutAfterSeq;

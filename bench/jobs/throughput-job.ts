@@ -31,8 +31,9 @@ export async function runThroughputJob(job: ThroughputJob): Promise<ThroughputRe
   const once = async (spec: TurnSpec) => {
     const turn = expectedReply(spec);
     const chatId = chatIdFor(spec.name, unique);
-    const { publicAccessToken: token } = await createSession(job.baseUrl, chatId);
-    const context = { baseUrl: job.baseUrl, chatId, token, message: userMessage('hello') };
+    // The create's `isCached` goes along, as an app's route hands it to the browser.
+    const { publicAccessToken: token, isCached } = await createSession(job.baseUrl, chatId);
+    const context = { baseUrl: job.baseUrl, chatId, token, isCached, message: userMessage('hello') };
     const label = `${job.variant}/${job.consume}/${spec.name}`;
     const sample = startSample();
     if (job.consume === 'reducer') {

@@ -1,8 +1,13 @@
 /**
- * Chunks waiting for room in a `ReadableStream`: hands them over only while the stream's
- * `desiredSize` is positive, the rest on the next `pull`. Node's web-streams queue drops its
- * head with `Array.shift`, so enqueuing a long backlog at once makes every read cost the
- * queue's length; kept here (read by index), the stream's own queue stays at its high-water mark.
+ * Hands chunks to a `ReadableStream` whose high-water mark is 0, keeping at most `capacity`
+ * in the stream's own queue; the rest wait here and move over on the next `pull`.
+ *
+ * Why a zero high-water mark: the stream then calls `pull` only when a reader waits on an
+ * empty queue. With a positive one it calls `pull` (a promise and a microtask) after every
+ * read that leaves the queue below the mark, i.e. once per chunk on the hot path. Why a
+ * bound: Node's web-streams queue drops its head with `Array.shift`, so a long backlog
+ * enqueued at once makes every read cost the queue's length, and a consumer that stops
+ * reading must pause the network read instead of piling chunks up.
  */
 export class ChunkOutbox<T> {
   private items: T[] = [];
@@ -11,19 +16,26 @@ export class ChunkOutbox<T> {
   private draining = false;
   private onClosed: (() => void) | undefined;
 
-  /**
-   * With `highWaterMark` (the stream's), `close()` also waits until the consumer has read
-   * what the stream itself queued: `onClosed` then means every chunk was handed over.
-   */
+  /** The stream's queuing strategy this outbox expects. */
+  static readonly strategy: QueuingStrategy<unknown> = { highWaterMark: 0 };
+
   constructor(
     private readonly controller: ReadableStreamDefaultController<T>,
-    private readonly highWaterMark?: number,
+    /** Chunks the stream's own queue may hold before the rest wait here. */
+    readonly capacity: number,
   ) {}
 
+  /** With a zero high-water mark, `desiredSize` is minus the stream queue's length. */
   private streamQueueEmpty(): boolean {
-    if (this.highWaterMark === undefined) return true;
     const size = this.controller.desiredSize;
-    return size === null || size >= this.highWaterMark;
+    return size === null || size >= 0;
+  }
+
+  /** True when chunks wait here or the stream's queue is full: the producer should pause. */
+  get full(): boolean {
+    if (this.pending) return true;
+    const size = this.controller.desiredSize;
+    return size !== null && size <= -this.capacity;
   }
 
   /** True while chunks wait here: whatever arrives later must queue behind them. */
@@ -34,7 +46,7 @@ export class ChunkOutbox<T> {
   push(chunk: T): void {
     if (!this.pending) {
       const size = this.controller.desiredSize;
-      if (size !== null && size > 0) {
+      if (size !== null && size > -this.capacity) {
         this.controller.enqueue(chunk);
         return;
       }
@@ -65,7 +77,7 @@ export class ChunkOutbox<T> {
       const { controller } = this;
       while (this.next < this.items.length) {
         const size = controller.desiredSize;
-        if (size === null || size <= 0) break;
+        if (size === null || size <= -this.capacity) break;
         const chunk = this.items[this.next] as T;
         this.next++;
         controller.enqueue(chunk);

@@ -80,7 +80,7 @@ interface UpgradeCarry {
 }
 
 /** Chunks queued for a slow consumer before the `.out` read pauses. */
-const QUEUE_HIGH_WATER_MARK = 256;
+const STREAM_QUEUE_CAPACITY = 1024;
 /** Records held while the append is in flight before the `.out` read pauses. */
 const APPEND_QUEUE_LIMIT = 256;
 /** With nothing sent this long after the first connection opened, `.out` was empty at the cursor. */
@@ -208,12 +208,12 @@ export class TurnStream {
           options.onCancel?.();
         },
       },
-      // Bounded: a consumer that falls behind pauses the network read instead of piling up.
-      { highWaterMark: QUEUE_HIGH_WATER_MARK, size: () => 1 },
+      // Bounded by the outbox: a consumer that falls behind pauses the network read.
+      ChunkOutbox.strategy,
     );
     if (captured === undefined) throw new Error('ReadableStream did not call start synchronously');
     this.controller = captured;
-    this.outbox = new ChunkOutbox(captured, QUEUE_HIGH_WATER_MARK);
+    this.outbox = new ChunkOutbox(captured, STREAM_QUEUE_CAPACITY);
     this.firstResponse = new Promise((resolve) => {
       this.resolveFirstResponse = resolve;
     });
@@ -425,9 +425,7 @@ export class TurnStream {
     const phase = this.phase;
     if (phase.type === 'ended' || this.detached) return undefined;
     if (phase.type === 'appending' && phase.queued.length >= APPEND_QUEUE_LIMIT) return this.pause();
-    const size = this.controller.desiredSize;
-    if (size === null || (size > 0 && !this.outbox.pending)) return undefined;
-    return this.pause();
+    return this.outbox.full ? this.pause() : undefined;
   }
 
   private pause(): Promise<void> {

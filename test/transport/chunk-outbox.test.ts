@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ChunkOutbox } from '../../src/transport/chunk-outbox.js';
 
-function outboxStream(highWaterMark: number) {
+function outboxStream(capacity: number) {
   let outbox: ChunkOutbox<number> | undefined;
   const stream = new ReadableStream<number>(
     {
       start: (controller) => {
-        outbox = new ChunkOutbox(controller);
+        outbox = new ChunkOutbox(controller, capacity);
       },
       pull: () => outbox?.drain(),
     },
-    { highWaterMark, size: () => 1 },
+    ChunkOutbox.strategy,
   );
   if (outbox === undefined) throw new Error('start did not run synchronously');
   return { stream, outbox };
@@ -29,7 +29,7 @@ async function readAll(stream: ReadableStream<number>): Promise<number[]> {
 const range = (from: number, count: number) => Array.from({ length: count }, (_, index) => from + index);
 
 describe('ChunkOutbox', () => {
-  it('keeps the stream queue at its high-water mark and hands the rest over on pull', async () => {
+  it('keeps at most `capacity` chunks in the stream queue and hands the rest over on pull', async () => {
     const { stream, outbox } = outboxStream(8);
     outbox.pushAll(range(0, 1000));
     outbox.push(1000);
