@@ -67,7 +67,8 @@ for (const node of profile.nodes) {
   const hits = node.hitCount ?? 0;
   total += hits;
   const { functionName, url, lineNumber } = node.callFrame;
-  const where = url === '' ? '' : ` ${url.replace(/^.*\/(node_modules\/|dist\/|bench\/)/, '$1')}:${lineNumber + 1}`;
+  const where =
+    url === '' ? '' : ` ${url.replace(/^.*\/(node_modules\/|dist\/|bench\/)/, '$1')}:${lineNumber + 1}`;
   const key = `${functionName || '(anonymous)'}${where}`;
   self.set(key, (self.get(key) ?? 0) + hits);
 }

@@ -115,7 +115,8 @@ if (wanted('throughput')) {
     shapes: SHAPES.filter((shape) => shapeFilter === undefined || shapeFilter.includes(shape.label)).map(
       (shape) => (noReducer ? { ...shape, consumes: ['chunks' as const] } : shape),
     ),
-    variants: variantFilter === undefined ? variants : variants.filter((name) => variantFilter.includes(name)),
+    variants:
+      variantFilter === undefined ? variants : variants.filter((name) => variantFilter.includes(name)),
     chunkOnlyVariants: ['floor-stream'],
     log,
   });
