@@ -4,8 +4,20 @@ import type { ClientEnvironment } from './environment.js';
 /** Extra headers: a fixed set, or a function called per request (for rotating values). */
 export type HeadersOption = Record<string, string> | Headers | (() => Record<string, string> | Headers);
 
-/** Merges header sources left to right; later ones win. */
-export function mergeHeaders(...sources: (HeadersOption | undefined)[]): Headers {
+/**
+ * Merges header sources left to right; later ones win. With the library's own headers alone
+ * (a plain record, the default) that record is the result: fetch reads it as is, and each
+ * request of every chat saves the two `Headers` objects (each with its own map) a merge costs.
+ */
+export function mergeHeaders(...sources: (HeadersOption | undefined)[]): HeadersInit {
+  let only: HeadersOption | undefined;
+  let count = 0;
+  for (const source of sources) {
+    if (source === undefined) continue;
+    only = source;
+    count++;
+  }
+  if (count === 1 && isPlainRecord(only)) return only;
   const merged = new Headers();
   for (const source of sources) {
     if (source === undefined) continue;
@@ -15,6 +27,10 @@ export function mergeHeaders(...sources: (HeadersOption | undefined)[]): Headers
     });
   }
   return merged;
+}
+
+function isPlainRecord(value: HeadersOption | undefined): value is Record<string, string> {
+  return typeof value === 'object' && !(value instanceof Headers);
 }
 
 /** Reads a body as JSON, or `undefined` when it is empty or not JSON (error bodies vary). */
@@ -68,6 +84,10 @@ export function timeoutError(operation: string, ms: number): ConnectionError {
  * `fetch` that gives up when no response headers arrive within `timeoutMs` (a half-open
  * connection never errors by itself). The caller's `signal` still aborts it; once the
  * headers are in, the timer is gone and the body reads at its own pace.
+ *
+ * `owned`: a controller the caller made for this request alone (`init.signal` is its
+ * signal). The timeout aborts it directly instead of chaining a second controller to it: a
+ * long-lived `.out` connection then holds one controller, not two, for as long as it reads.
  */
 export async function fetchWithTimeout(
   env: ClientEnvironment,
@@ -75,19 +95,24 @@ export async function fetchWithTimeout(
   init: RequestInit,
   timeoutMs: number,
   operation: string,
+  owned?: AbortController,
 ): Promise<Response> {
-  const outer = init.signal ?? undefined;
-  const controller = new AbortController();
+  const outer = owned === undefined ? (init.signal ?? undefined) : undefined;
+  let controller = owned;
+  if (controller === undefined) {
+    const chained = new AbortController();
+    controller = chained;
+    if (outer?.aborted) chained.abort(outer.reason);
+    else outer?.addEventListener('abort', () => chained.abort(outer.reason), { once: true });
+  }
+  const target = controller;
   let timedOut = false;
-  const onAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) controller.abort(outer.reason);
-  else outer?.addEventListener('abort', onAbort, { once: true });
   const timer = env.setTimeout(() => {
-    timedOut = true;
-    controller.abort();
+    timedOut = !target.signal.aborted;
+    target.abort();
   }, timeoutMs);
   try {
-    return await env.fetch(url, { ...init, signal: controller.signal });
+    return await env.fetch(url, { ...init, signal: target.signal });
   } catch (error) {
     if (timedOut && outer?.aborted !== true) throw timeoutError(operation, timeoutMs);
     throw error;

@@ -43,6 +43,11 @@ export interface OutReadOptions {
   peekSettled?: boolean;
   signal?: AbortSignal;
   /**
+   * The controller behind `signal`, when the caller made it for this read alone: the client
+   * aborts it directly on `close()` instead of chaining one more controller to it.
+   */
+  controller?: AbortController;
+  /**
    * Write the cursor to the store after each batch (default true). `readOut` turns it off
    * and advances the cursor as its consumer takes records instead.
    */
@@ -99,7 +104,7 @@ export class OutReader {
       let reason: ReconnectReason;
       try {
         const token = await context.tokens.get();
-        const response = await this.connect(token, first && options.peekSettled === true, connection.signal);
+        const response = await this.connect(token, first && options.peekSettled === true, connection);
         if (response.ok && response.body !== null) {
           const settled = response.headers.get(HEADER.sessionSettled) === 'true';
           if (first) this.handlers.onFirstResponse?.(settled);
@@ -207,7 +212,7 @@ export class OutReader {
     }
   }
 
-  private connect(token: string, peek: boolean, signal: AbortSignal): Promise<Response> {
+  private connect(token: string, peek: boolean, connection: AbortController): Promise<Response> {
     const { context } = this;
     const headers: Record<string, string> = {
       [HEADER.authorization]: `Bearer ${token}`,
@@ -220,9 +225,10 @@ export class OutReader {
     return fetchWithTimeout(
       context.env,
       url,
-      { method: 'GET', headers: mergeHeaders(context.headers, headers), signal },
+      { method: 'GET', headers: mergeHeaders(context.headers, headers), signal: connection.signal },
       context.retry.connectTimeoutMs,
       'read .out',
+      connection,
     );
   }
 

@@ -270,15 +270,20 @@ export class SessionClient {
   /** The push-based read behind `readOut`: handlers run synchronously per record. */
   async read(options: OutReadOptions, handlers: OutReadHandlers): Promise<OutReadEnd> {
     await this.ensureSession();
-    const controller = new AbortController();
+    // A caller that owns the read's controller lends it (close() aborts it directly); any
+    // other signal gets one of the client's own chained to it.
+    const owned = options.controller;
+    const controller = owned ?? new AbortController();
     const onAbort = () => controller.abort(options.signal?.reason);
-    if (options.signal?.aborted) controller.abort(options.signal.reason);
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (owned === undefined) {
+      if (options.signal?.aborted) controller.abort(options.signal.reason);
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
+    }
     this.readers.add(controller);
     try {
       return await new OutReader(this.context, { ...options, signal: controller.signal }, handlers).run();
     } finally {
-      options.signal?.removeEventListener('abort', onAbort);
+      if (owned === undefined) options.signal?.removeEventListener('abort', onAbort);
       this.readers.delete(controller);
     }
   }

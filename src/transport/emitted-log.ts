@@ -7,7 +7,12 @@ import type { UIMessageChunk } from 'ai';
  * 32-bit lanes in a growable typed array keep the live path free of per-chunk objects.
  */
 export class EmittedLog {
-  private lanes = new Int32Array(2048);
+  /**
+   * Allocated on the first chunk and grown by doubling from a small start: a chat holds one
+   * log per turn stream, and most turns are short (a thousand chats mid-turn each paid 8 KiB
+   * for a 2,048-lane array up front).
+   */
+  private lanes: Int32Array = EMPTY;
   private size = 0;
 
   get length(): number {
@@ -18,7 +23,7 @@ export class EmittedLog {
     fingerprint(chunk);
     const at = this.size * 2;
     if (at + 2 > this.lanes.length) {
-      const grown = new Int32Array(this.lanes.length * 2);
+      const grown = new Int32Array(Math.max(INITIAL_LANES, this.lanes.length * 2));
       grown.set(this.lanes);
       this.lanes = grown;
     }
@@ -34,6 +39,10 @@ export class EmittedLog {
     return this.lanes[index * 2] === laneA && this.lanes[index * 2 + 1] === laneB;
   }
 }
+
+const EMPTY = new Int32Array(0);
+/** 32 positions (256 bytes): a short turn's log stays small. */
+const INITIAL_LANES = 64;
 
 // The hash's result, returned through module state so hashing allocates nothing.
 let laneA = 0;

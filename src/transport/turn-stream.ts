@@ -264,7 +264,7 @@ export class TurnStream {
     if (mode.type === 'replay') this.watch();
     client
       .read(
-        { from, peekSettled, signal: this.abort.signal },
+        { from, peekSettled, signal: this.abort.signal, controller: this.abort },
         {
           onRecord: (record) => this.onRecord(record),
           onTail: (caughtUp, edge, batch) => this.onTail(caughtUp, edge, batch),
