@@ -1,48 +1,167 @@
 import type { UIMessageChunk } from 'ai';
 
+/** How a re-streamed chunk compares with what was shown at its position. */
+export type ReplayVerdict =
+  /** Its position is in a block still being compared: it waits in the log (`takeDecided`). */
+  | 'held'
+  /** The decided chunks repeat what was shown: drop them. */
+  | 'repeat'
+  /** The new run answers differently from the first decided chunk on: show them, in order. */
+  | 'diverged'
+  /** The re-stream has repeated everything shown: this chunk is new (show it). */
+  | 'past';
+
 /**
- * What a turn emitted, as one 64-bit fingerprint per position instead of the chunks
- * themselves: after `upgrade-required` the swapped-in run re-streams the turn from its
- * start, and only "is this chunk the one already shown at this position" is asked. Two
- * 32-bit lanes in a growable typed array keep the live path free of per-chunk objects.
+ * What a turn emitted, for the re-stream after `upgrade-required`: the swapped-in run answers
+ * the turn again from its start, and only "is this chunk the one already shown at this
+ * position" is asked, in order from position 0.
+ *
+ * Memory is bounded, not per chunk: the first {@link EXACT_POSITIONS} positions keep one
+ * 64-bit fingerprint each (at most 128 KiB, allocated as the turn grows), so a divergence
+ * there is found at its exact chunk. Past them, one 64-bit hash per block of
+ * {@link BLOCK_POSITIONS} positions (8 bytes per 256 chunks: a million-chunk turn keeps
+ * 31 KiB). A re-stream there holds the new run's chunks of the block until the block is
+ * complete: a block that hashes the same is dropped as a repeat; one that does not is shown
+ * from its first chunk (at most 255 repeated chunks before the difference). Exact and bounded
+ * cannot both hold: knowing where two sequences first differ takes something per position.
  */
 export class EmittedLog {
-  /**
-   * Allocated on the first chunk and grown by doubling from a small start: a chat holds one
-   * log per turn stream, and most turns are short (a thousand chats mid-turn each paid 8 KiB
-   * for a 2,048-lane array up front).
-   */
   private lanes: Int32Array = EMPTY;
   private size = 0;
+  /** One hash per complete block past the exact positions: lanes A and B. */
+  private blocks: Int32Array = EMPTY;
+  private blockCount = 0;
+  /** The hash of the block being filled (past the exact positions). */
+  private openA = SEED_A;
+  private openB = SEED_B;
+  // A re-stream in progress: its position, and the held chunks of the block being compared.
+  private replayAt = -1;
+  private held: UIMessageChunk[] = [];
+  private heldA = SEED_A;
+  private heldB = SEED_B;
 
   get length(): number {
     return this.size;
   }
 
-  record(chunk: UIMessageChunk): void {
-    fingerprint(chunk);
-    const at = this.size * 2;
-    if (at + 2 > this.lanes.length) {
-      const grown = new Int32Array(Math.max(INITIAL_LANES, this.lanes.length * 2));
-      grown.set(this.lanes);
-      this.lanes = grown;
-    }
-    this.lanes[at] = laneA;
-    this.lanes[at + 1] = laneB;
-    this.size++;
+  /** Bytes the log holds, whatever the turn's length (for the memory tests). */
+  get retainedBytes(): number {
+    return this.lanes.byteLength + this.blocks.byteLength;
   }
 
-  /** True when `chunk` equals (as JSON) the chunk emitted at `index`; a `start` matches any `start`. */
-  matches(index: number, chunk: UIMessageChunk): boolean {
-    if (index >= this.size) return false;
+  record(chunk: UIMessageChunk): void {
     fingerprint(chunk);
-    return this.lanes[index * 2] === laneA && this.lanes[index * 2 + 1] === laneB;
+    const position = this.size++;
+    if (position < EXACT_POSITIONS) {
+      const at = position * 2;
+      if (at + 2 > this.lanes.length) this.lanes = grow(this.lanes, INITIAL_LANES, EXACT_POSITIONS * 2);
+      this.lanes[at] = laneA;
+      this.lanes[at + 1] = laneB;
+      return;
+    }
+    this.openA = chain(this.openA, laneA, 0x01000193);
+    this.openB = chain(this.openB, laneB, 0x5bd1e995);
+    if ((position - EXACT_POSITIONS + 1) % BLOCK_POSITIONS !== 0) return;
+    const at = this.blockCount * 2;
+    if (at + 2 > this.blocks.length) this.blocks = grow(this.blocks, INITIAL_LANES, Number.POSITIVE_INFINITY);
+    this.blocks[at] = this.openA;
+    this.blocks[at + 1] = this.openB;
+    this.blockCount++;
+    this.openA = SEED_A;
+    this.openB = SEED_B;
+  }
+
+  /** A re-stream starts at position 0 (a second upgrade starts over; what was held is dropped). */
+  restart(): void {
+    this.replayAt = 0;
+    this.dropHeld();
+  }
+
+  get replaying(): boolean {
+    return this.replayAt >= 0;
+  }
+
+  /**
+   * Compares the re-stream's next chunk with what was shown at its position; a `start`
+   * matches any `start` (the message keeps the id it was shown with). Every verdict but
+   * `held` decides the chunks `takeDecided()` returns (this one and those held before it);
+   * `diverged` and `past` end the re-stream.
+   */
+  replay(chunk: UIMessageChunk): ReplayVerdict {
+    const position = this.replayAt;
+    this.held.push(chunk);
+    if (position >= this.size) {
+      this.replayAt = -1;
+      return 'past';
+    }
+    fingerprint(chunk);
+    if (position < EXACT_POSITIONS) {
+      if (this.lanes[position * 2] !== laneA || this.lanes[position * 2 + 1] !== laneB) {
+        this.replayAt = -1;
+        return 'diverged';
+      }
+      this.replayAt++;
+      return 'repeat';
+    }
+    this.heldA = chain(this.heldA, laneA, 0x01000193);
+    this.heldB = chain(this.heldB, laneB, 0x5bd1e995);
+    this.replayAt++;
+    const block = Math.floor((position - EXACT_POSITIONS) / BLOCK_POSITIONS);
+    const blockEnd = EXACT_POSITIONS + (block + 1) * BLOCK_POSITIONS;
+    // The last block may be partial: it is compared once the re-stream reaches what was shown.
+    if (position + 1 < Math.min(blockEnd, this.size)) return 'held';
+    const complete = block < this.blockCount;
+    const expectedA = complete ? this.blocks[block * 2] : this.openA;
+    const expectedB = complete ? this.blocks[block * 2 + 1] : this.openB;
+    const same = this.heldA === expectedA && this.heldB === expectedB;
+    this.heldA = SEED_A;
+    this.heldB = SEED_B;
+    if (same) return 'repeat';
+    this.replayAt = -1;
+    return 'diverged';
+  }
+
+  /** The chunks the last verdict (any but `held`) decided, in order. */
+  takeDecided(): UIMessageChunk[] {
+    const decided = this.held;
+    this.dropHeld();
+    return decided;
+  }
+
+  /**
+   * The re-stream ends before its block could be compared (its turn-complete came): the
+   * held chunks count as different (the new run stopped where the old one had gone on).
+   */
+  abandon(): UIMessageChunk[] {
+    this.replayAt = -1;
+    return this.takeDecided();
+  }
+
+  private dropHeld(): void {
+    if (this.held.length > 0) this.held = [];
+    this.heldA = SEED_A;
+    this.heldB = SEED_B;
   }
 }
 
+/** Positions compared one by one: 128 KiB of fingerprints at most. */
+export const EXACT_POSITIONS = 16_384;
+/** Positions per block hash past the exact ones. */
+export const BLOCK_POSITIONS = 256;
+
 const EMPTY = new Int32Array(0);
-/** 32 positions (256 bytes): a short turn's log stays small. */
+/** 32 positions (256 bytes) to start: most turns are short, and a chat holds one log per turn. */
 const INITIAL_LANES = 64;
+
+function grow(lanes: Int32Array, initial: number, limit: number): Int32Array {
+  const grown = new Int32Array(Math.min(limit, Math.max(initial, lanes.length * 2)));
+  grown.set(lanes);
+  return grown;
+}
+
+function chain(state: number, value: number, prime: number): number {
+  return Math.imul(state ^ value, prime) ^ (state >>> 13);
+}
 
 // The hash's result, returned through module state so hashing allocates nothing.
 let laneA = 0;

@@ -152,7 +152,6 @@ export class TurnStream {
   private firstChunkSeen = false;
   /** After `upgrade-required` the new run re-streams the turn from its start: compare to this. */
   private readonly emitted = new EmittedLog();
-  private restartIndex: number | undefined;
   /** After an upgrade whose new run answers differently: how its chunks are carried on. */
   private carry: UpgradeCarry | undefined;
   /** Text and reasoning parts opened and not yet ended (closed off when a new run takes over). */
@@ -534,8 +533,8 @@ export class TurnStream {
     // The swapped-in run answers the turn again from its start: drop what it repeats.
     if (this.carry !== undefined) {
       this.carry = undefined; // a second upgrade: compare again from the start
-      this.restartIndex = 0;
-    } else if (this.emitted.length > 0) this.restartIndex = 0;
+      this.emitted.restart();
+    } else if (this.emitted.length > 0) this.emitted.restart();
   }
 
   /**
@@ -549,25 +548,32 @@ export class TurnStream {
       this.emitCarried(chunk);
       return;
     }
-    const index = this.restartIndex;
-    if (index === undefined) {
+    const { emitted } = this;
+    if (!emitted.replaying) {
       this.emit(chunk);
       return;
     }
-    if (index >= this.emitted.length) {
-      this.restartIndex = undefined;
-      this.emit(chunk);
-      return;
+    switch (emitted.replay(chunk)) {
+      case 'held':
+        return;
+      case 'repeat':
+        // Repeated, but the new run knows the message by its own id.
+        for (const repeated of emitted.takeDecided())
+          if (repeated.type === 'start') this.reportAlias(repeated.messageId);
+        return;
+      case 'past':
+        for (const fresh of emitted.takeDecided()) this.emit(fresh);
+        return;
+      case 'diverged':
+        this.diverge(emitted.takeDecided());
+        return;
     }
-    if (this.emitted.matches(index, chunk)) {
-      this.restartIndex = index + 1;
-      // Repeated, but the new run knows the message by its own id.
-      if (chunk.type === 'start') this.reportAlias(chunk.messageId);
-      return;
-    }
-    this.restartIndex = undefined;
+  }
+
+  /** The new run answers differently from `chunks[0]` on: see `emitCarried`. */
+  private diverge(chunks: UIMessageChunk[]): void {
     this.carry = { generation: 1, renamed: new Map(), closedOld: false };
-    this.emitCarried(chunk);
+    for (const chunk of chunks) this.emitCarried(chunk);
   }
 
   private reportAlias(actual: string | undefined): void {
@@ -665,6 +671,11 @@ export class TurnStream {
 
   private finishTurn(record: ControlRecord): void {
     const { client, mode } = this.options;
+    // A re-stream that ends inside a block it was still comparing: what it held is its own.
+    if (this.emitted.replaying) {
+      const held = this.emitted.abandon();
+      if (held.length > 0) this.diverge(held);
+    }
     this.turnOver = true;
     this.completedAt = record.seqNum;
     const rejected = mode.type === 'send' && mode.trigger === 'submit-message' && !this.content;

@@ -2,6 +2,7 @@ import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } f
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { DIVERGED_PREFIX } from '../../src/dev-server/runs/diverge-answer.js';
+import { EXACT_POSITIONS } from '../../src/transport/emitted-log.js';
 import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
 import {
   recordingFetch,
@@ -24,15 +25,36 @@ afterAll(async () => {
   await server.close();
 });
 
-function transport(fetcher?: typeof fetch) {
+function transport(fetcher?: typeof fetch, clientData?: unknown) {
   return new SessionChatTransport({
     baseURL: server.url,
     taskIdentifier: 'echo',
     startSession: startSessionVia(server),
     environment: { warn: () => {} },
     ...(fetcher === undefined ? {} : { fetch: fetcher }),
+    ...(clientData === undefined ? {} : { clientData }),
   });
 }
+
+describe('upgrade mid-turn deep into a long answer', () => {
+  it('a re-stream past the positions compared one by one drops every repeat (bounded log)', async () => {
+    const chatId = uniqueChatId('upgrade-long');
+    // 8 characters per delta: 64 KiB of answer is about 8,400 deltas per repeat, so the
+    // upgrade lands past the exact positions, inside a block compared as a whole.
+    const text = 'abcdefgh'.repeat(8192);
+    const subject = transport(undefined, { repeat: 3 });
+    const errors: unknown[] = [];
+    const chat = new TestChat({ id: chatId, transport: subject, onError: (error) => errors.push(error) });
+    server.faults.upgradeMidTurn({ afterChunks: EXACT_POSITIONS + 300, sessionId: chatId });
+    await chat.sendMessage({ text });
+    expect(errors).toEqual([]);
+    const assistant = chat.messages[1] as UIMessage;
+    const texts = assistant.parts.flatMap((part) => (part.type === 'text' ? [part.text] : []));
+    // The same answer re-streamed: shown once, nothing repeated, nothing lost.
+    expect(texts).toEqual([`Echo: ${[text, text, text].join(' ')}`]);
+    subject.close();
+  });
+});
 
 describe('upgrade mid-turn with a new run that answers differently', () => {
   it('shows the cut partial once (closed off), then the new answer once, in one message', async () => {
