@@ -1,5 +1,6 @@
 import type { VariantName } from './clients/client-variant.js';
 import type { FirstChunkCell } from './scenarios/first-chunk.js';
+import type { LongTurnCell } from './scenarios/long-turn.js';
 import type { RendersCell } from './scenarios/renders.js';
 import type { ResumeCell } from './scenarios/resume.js';
 import type { ScaleCell } from './scenarios/scale.js';
@@ -12,6 +13,8 @@ export interface BenchResults {
   resume: ResumeCell[];
   renders: RendersCell[];
   scale: ScaleCell[];
+  /** Missing in results written before the long-turn scenario existed. */
+  longTurn?: LongTurnCell[];
 }
 
 /** The cell of `variant` that matches, unless it failed (a failed cell has no figures). */

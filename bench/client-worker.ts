@@ -1,4 +1,5 @@
 import type { FirstChunkJob } from './jobs/first-chunk-job.js';
+import type { LongTurnJob } from './jobs/long-turn-job.js';
 import type { RendersJob } from './jobs/renders-job.js';
 import type { ResumeJob } from './jobs/resume-job.js';
 import type { ScaleJob } from './jobs/scale-job.js';
@@ -9,7 +10,7 @@ import type { ThroughputJob } from './jobs/throughput-job.js';
  * repetition keeps one client's heap and JIT state out of another's figures. The job
  * comes in `BENCH_JOB` (JSON); the answer goes back over IPC.
  */
-export type WorkerJob = ThroughputJob | ResumeJob | FirstChunkJob | ScaleJob | RendersJob;
+export type WorkerJob = ThroughputJob | ResumeJob | FirstChunkJob | ScaleJob | RendersJob | LongTurnJob;
 
 export type WorkerAnswer = { ok: true; result: unknown } | { ok: false; error: string };
 
@@ -27,6 +28,8 @@ async function run(job: WorkerJob): Promise<unknown> {
       return (await import('./jobs/scale-job.js')).runScaleJob(job);
     case 'renders':
       return (await import('./jobs/renders-job.js')).runRendersJob(job);
+    case 'long-turn':
+      return (await import('./jobs/long-turn-job.js')).runLongTurnJob(job);
   }
 }
 

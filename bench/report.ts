@@ -1,6 +1,7 @@
 import { type BenchResults, cellOf } from './bench-results.js';
 import type { VariantName } from './clients/client-variant.js';
 import type { FirstChunkCell } from './scenarios/first-chunk.js';
+import type { LongTurnCell } from './scenarios/long-turn.js';
 import type { RendersCell } from './scenarios/renders.js';
 import type { ResumeCell } from './scenarios/resume.js';
 import type { ScaleCell } from './scenarios/scale.js';
@@ -126,6 +127,27 @@ export function scaleTable(cells: ScaleCell[]): string {
   );
 }
 
+export function longTurnTable(cells: LongTurnCell[]): string {
+  const rows = cells.map((cell) => {
+    const floor = cellOf(cells, () => true, 'floor');
+    return cell.error !== undefined
+      ? [LABEL[cell.variant], `FAILED: ${cell.error}`, '', '', '', '', '']
+      : [
+          LABEL[cell.variant],
+          formatNumber(cell.deltas, 0),
+          String(cell.runs),
+          formatNumber(cell.wallMs, 0),
+          formatNumber(cell.cpuUsPerChunk, 2),
+          formatMiB(cell.turnRssBytes),
+          formatNumber(ratio(cell.turnRssBytes, floor?.turnRssBytes ?? Number.NaN), 2),
+        ];
+  });
+  return markdownTable(
+    ['client', 'text deltas', 'runs', 'wall ms', 'CPU µs/chunk', 'RSS growth during the turn', '÷ floor'],
+    rows,
+  );
+}
+
 export function renderReport(results: BenchResults): string {
   return [
     '### Throughput: 100,000 text-delta records, chunks read from the stream',
@@ -140,6 +162,8 @@ export function renderReport(results: BenchResults): string {
     rendersTable(results.renders),
     '### Scale: concurrent sessions in one process',
     scaleTable(results.scale),
+    '### Long turn: RSS growth during one turn, chunks not kept by the reader',
+    longTurnTable(results.longTurn ?? []),
     '### Targets',
     targetsTable(targetChecks(results)),
   ].join('\n\n');

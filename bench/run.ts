@@ -6,6 +6,7 @@ import type { BenchResults } from './bench-results.js';
 import { VARIANT_NAMES, type VariantName } from './clients/client-variant.js';
 import { renderReport } from './report.js';
 import { benchFirstChunk } from './scenarios/first-chunk.js';
+import { benchLongTurn } from './scenarios/long-turn.js';
 import { benchRenders } from './scenarios/renders.js';
 import { benchResume } from './scenarios/resume.js';
 import { benchScale } from './scenarios/scale.js';
@@ -13,11 +14,11 @@ import { benchThroughput, type StreamShape } from './scenarios/throughput.js';
 import { targetChecks } from './targets.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only=throughput,first-chunk,resume,renders,scale]`
+ * `npm run bench [-- --quick] [-- --only=throughput,first-chunk,resume,renders,scale,long-turn]`
  * Prints the tables and writes bench/results.json. Exits 1 when any fixture check fails.
  * `tsx bench/run.ts --print` prints the tables of the last results.json again.
  */
-const SCENARIOS = ['throughput', 'first-chunk', 'resume', 'renders', 'scale'] as const;
+const SCENARIOS = ['throughput', 'first-chunk', 'resume', 'renders', 'scale', 'long-turn'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const args = process.argv.slice(2);
@@ -46,6 +47,8 @@ const settings = quick
       scaleDeltas: 20,
       rendersRuns: 1,
       rendersDeltas: 200,
+      longTurnRuns: 1,
+      longTurnDeltas: 100_000,
     }
   : {
       runs: 5,
@@ -59,6 +62,8 @@ const settings = quick
       scaleDeltas: 100,
       rendersRuns: 5,
       rendersDeltas: 600,
+      longTurnRuns: 5,
+      longTurnDeltas: 1_000_000,
     };
 
 // `--runs=3 --deltas=50000` (any numeric setting): override one setting, for a quick A/B.
@@ -105,7 +110,14 @@ log(
 );
 log(`settings: ${quick ? 'quick' : 'full'} ${JSON.stringify(settings)}`);
 
-const results: BenchResults = { throughput: [], firstChunk: [], resume: [], renders: [], scale: [] };
+const results: BenchResults = {
+  throughput: [],
+  firstChunk: [],
+  resume: [],
+  renders: [],
+  scale: [],
+  longTurn: [],
+};
 if (wanted('throughput')) {
   log('throughput (scenarios 1 and 2)');
   results.throughput = await benchThroughput({
@@ -154,6 +166,16 @@ if (wanted('scale')) {
     log,
   });
 }
+if (wanted('long-turn')) {
+  log('long turn (scenario 7)');
+  results.longTurn = await benchLongTurn({
+    runs: settings.longTurnRuns,
+    deltas: settings.longTurnDeltas,
+    warmupDeltas: settings.warmupDeltas,
+    variants: variants.filter((name) => name !== 'trigger'),
+    log,
+  });
+}
 
 const durationSeconds = (performance.now() - started) / 1000;
 log('');
@@ -185,6 +207,7 @@ const failed = [
   ...results.resume,
   ...results.renders,
   ...results.scale,
+  ...(results.longTurn ?? []),
 ].filter((cell) => cell.error !== undefined && !cell.error.startsWith('dev server unavailable'));
 if (failed.length > 0) {
   console.error(`bench: ${failed.length} measurement(s) FAILED their fixture check or crashed; see above`);

@@ -69,6 +69,24 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
       ),
     );
   }
+  const scale = cellOf(results.scale, () => true, 'durable-chat');
+  checks.push(
+    check(
+      `RSS per concurrent chat ≤ 90 KiB (${formatNumber(scale?.sessions ?? Number.NaN, 0)} chats)`,
+      (scale?.rssPerSessionBytes ?? Number.NaN) / 1024,
+      90,
+      (v) => `${formatNumber(v, 1)} KiB`,
+    ),
+  );
+  const long = (variant: VariantName) => cellOf(results.longTurn ?? [], () => true, variant);
+  checks.push(
+    check(
+      `long turn's RSS growth ≤ 1.2x floor's (${formatNumber(long('floor')?.deltas ?? Number.NaN, 0)} deltas)`,
+      ratio(long('durable-chat')?.turnRssBytes ?? Number.NaN, long('floor')?.turnRssBytes ?? Number.NaN),
+      1.2,
+      times,
+    ),
+  );
   for (const cutMode of ['destroy', 'error-event'] as const) {
     const ours = cellOf(results.resume, (c) => c.cutMode === cutMode, 'durable-chat');
     checks.push(

@@ -27,6 +27,78 @@ export function createCollector(): ChunkCollector {
   return collector;
 }
 
+/**
+ * A checker that keeps nothing per chunk: the count, the first and last type, and a running
+ * hash and length of the text, for a turn too long to hold (the long-turn memory scenario,
+ * where a collector's own memory would hide the client's).
+ */
+export interface HashingCollector {
+  count: number;
+  firstType: string | undefined;
+  lastType: string | undefined;
+  textLength: number;
+  textHash: number;
+  add(chunk: UIMessageChunk): void;
+}
+
+/** FNV-1a over UTF-16 code units, continued from `hash`. */
+export function hashText(hash: number, text: string): number {
+  let state = hash;
+  for (let index = 0; index < text.length; index++)
+    state = Math.imul(state ^ text.charCodeAt(index), 0x01000193);
+  return state;
+}
+
+export const TEXT_HASH_SEED = 0x811c9dc5 | 0;
+
+/** The expected text's hash and length, computed once without keeping the text. */
+export function expectedTextHash(text: string): { textLength: number; textHash: number } {
+  return { textLength: text.length, textHash: hashText(TEXT_HASH_SEED, text) };
+}
+
+export function createHashingCollector(): HashingCollector {
+  const collector: HashingCollector = {
+    count: 0,
+    firstType: undefined,
+    lastType: undefined,
+    textLength: 0,
+    textHash: TEXT_HASH_SEED,
+    add(chunk) {
+      collector.count++;
+      collector.firstType ??= chunk.type;
+      collector.lastType = chunk.type;
+      if (chunk.type === 'text-delta') {
+        collector.textLength += chunk.delta.length;
+        collector.textHash = hashText(collector.textHash, chunk.delta);
+      }
+    },
+  };
+  return collector;
+}
+
+/** Throws unless the hashed reply has the turn's chunk count, frame and text (by hash and length). */
+export function verifyHashed(
+  label: string,
+  turn: { chunkCount: number; textLength: number; textHash: number },
+  collector: HashingCollector,
+): void {
+  if (collector.count !== turn.chunkCount) {
+    throw mismatch(label, `${collector.count} chunks, expected ${turn.chunkCount}`);
+  }
+  if (collector.firstType !== 'start' || collector.lastType !== 'finish') {
+    throw mismatch(
+      label,
+      `chunks run ${collector.firstType} .. ${collector.lastType}, expected start .. finish`,
+    );
+  }
+  if (collector.textLength !== turn.textLength || collector.textHash !== turn.textHash) {
+    throw mismatch(
+      label,
+      `text of ${collector.textLength} chars (hash ${collector.textHash}), expected ${turn.textLength} (hash ${turn.textHash})`,
+    );
+  }
+}
+
 export async function drain(
   stream: ReadableStream<UIMessageChunk>,
   sink: { add(chunk: UIMessageChunk): void },

@@ -1,3 +1,4 @@
+import { writeHeapSnapshot } from 'node:v8';
 import { loadVariant, userMessage, type VariantName } from '../clients/client-variant.js';
 import { floorTurn } from '../clients/floor-client.js';
 import type { ServedTurnSpec } from '../fixture-server.js';
@@ -13,11 +14,52 @@ export interface ScaleJob {
   sessions: number;
   /** A paced turn: every session streams it at model speed, all at once. */
   turn: ServedTurnSpec;
+  /** bench/heap-snapshot.ts: heap snapshots just before the sends and `atMs` into the turn. */
+  heapSnapshot?: { directory: string; atMs: number };
+}
+
+/** Growth since just before the sends, at the moment of the mid-turn heap snapshot. */
+export interface HeapMoment {
+  rssBytes: number;
+  heapUsedBytes: number;
+  externalBytes: number;
+  arrayBuffersBytes: number;
 }
 
 export interface ScaleResult extends Sample {
   sessions: number;
   chunks: number;
+  heapSnapshot?: HeapMoment;
+}
+
+function memoryNow(): HeapMoment {
+  const usage = process.memoryUsage();
+  return {
+    rssBytes: usage.rss,
+    heapUsedBytes: usage.heapUsed,
+    externalBytes: usage.external,
+    arrayBuffersBytes: usage.arrayBuffers,
+  };
+}
+
+/** Writes `before.heapsnapshot` now and `during.heapsnapshot` `atMs` later (after the sends start). */
+function scheduleSnapshots(options: { directory: string; atMs: number }): () => Promise<HeapMoment> {
+  writeHeapSnapshot(`${options.directory}before.heapsnapshot`);
+  globalThis.gc?.();
+  const start = memoryNow();
+  const taken = new Promise<HeapMoment>((resolve) =>
+    setTimeout(() => {
+      const now = memoryNow();
+      writeHeapSnapshot(`${options.directory}during.heapsnapshot`);
+      resolve({
+        rssBytes: now.rssBytes - start.rssBytes,
+        heapUsedBytes: now.heapUsedBytes - start.heapUsedBytes,
+        externalBytes: now.externalBytes - start.externalBytes,
+        arrayBuffersBytes: now.arrayBuffersBytes - start.arrayBuffersBytes,
+      });
+    }, options.atMs),
+  );
+  return () => taken;
 }
 
 const CREATE_CONCURRENCY = 50;
@@ -33,19 +75,21 @@ export async function runScaleJob(job: ScaleJob): Promise<ScaleResult> {
   const chatIds = Array.from({ length: job.sessions }, (_, index) =>
     chatIdFor(job.turn.name, `${job.variant}-${process.pid}-${index}`),
   );
-  const tokens: string[] = [];
+  const sessions: { publicAccessToken: string; isCached: boolean }[] = [];
   for (let index = 0; index < chatIds.length; index += CREATE_CONCURRENCY) {
     const slice = chatIds.slice(index, index + CREATE_CONCURRENCY);
-    const created = await Promise.all(slice.map((chatId) => createSession(job.baseUrl, chatId)));
-    tokens.push(...created.map((session) => session.publicAccessToken));
+    sessions.push(...(await Promise.all(slice.map((chatId) => createSession(job.baseUrl, chatId)))));
   }
+  const snapshots = job.heapSnapshot === undefined ? undefined : scheduleSnapshots(job.heapSnapshot);
   const sample = startSample();
   const collectors = await Promise.all(
     chatIds.map(async (chatId, index) => {
+      // The create's `isCached` goes along, as an app's route hands it to the browser.
       const context = {
         baseUrl: job.baseUrl,
         chatId,
-        token: tokens[index] ?? '',
+        token: sessions[index]?.publicAccessToken ?? '',
+        isCached: sessions[index]?.isCached,
         message: userMessage('hi'),
       };
       const collector = createCollector();
@@ -55,11 +99,17 @@ export async function runScaleJob(job: ScaleJob): Promise<ScaleResult> {
     }),
   );
   const result = sampleProcess(sample);
+  const moment = await snapshots?.();
   let chunks = 0;
   for (const collector of collectors) {
     verifyChunks(`${job.variant}/scale`, expected, collector);
     chunks += collector.count;
   }
   variant.dispose?.();
-  return { ...result, sessions: job.sessions, chunks };
+  return {
+    ...result,
+    sessions: job.sessions,
+    chunks,
+    ...(moment === undefined ? {} : { heapSnapshot: moment }),
+  };
 }

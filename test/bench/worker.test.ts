@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BenchChild, runWorkerJob, startFixtureChild } from '../../bench/child-process.js';
-import type { TurnSpec } from '../../bench/fixture-turn.js';
+import { expectedReply, type TurnSpec } from '../../bench/fixture-turn.js';
+import type { LongTurnJob, LongTurnResult } from '../../bench/jobs/long-turn-job.js';
 import type { ThroughputJob, ThroughputResult } from '../../bench/jobs/throughput-job.js';
+import { expectedTextHash } from '../../bench/verify-turn.js';
 
 // The bench's real path: the fixture server and the client each in their own process.
 const turn: TurnSpec = { name: 'worker', deltas: 500, batchSize: 10 };
+/** A second turn for jobs whose warm-up must be another chat than the measured turn. */
+const warm: TurnSpec = { name: 'worker-warm', deltas: 100, batchSize: 10 };
 let server: { url: string; child: BenchChild };
 
 beforeAll(async () => {
-  server = await startFixtureChild([turn]);
+  server = await startFixtureChild([turn, warm]);
 }, 30_000);
 afterAll(async () => {
   await server.child.stop();
@@ -43,4 +47,32 @@ describe('bench worker processes', () => {
     };
     await expect(runWorkerJob(job)).rejects.toThrow(/fixture check failed/);
   }, 30_000);
+
+  it('check a long turn by hash and length without keeping its chunks', async () => {
+    const hashed = (spec: TurnSpec, seed?: number) => {
+      const { chunkCount, text } = expectedReply({ ...spec, seed });
+      return { ...spec, expected: { chunkCount, ...expectedTextHash(text) } };
+    };
+    for (const variant of ['floor', 'durable-chat'] as const) {
+      const job: LongTurnJob = {
+        kind: 'long-turn',
+        variant,
+        baseUrl: server.url,
+        warmup: hashed(warm),
+        turn: hashed(turn),
+      };
+      const result = await runWorkerJob<LongTurnResult>(job);
+      expect(result.chunks).toBe(turn.deltas + 6);
+      expect(result.turnPeakRssBytes).toBeGreaterThanOrEqual(result.baselineRssBytes);
+    }
+    // Another seed's text than the server streams: the hash differs and the job fails.
+    const failing: LongTurnJob = {
+      kind: 'long-turn',
+      variant: 'floor',
+      baseUrl: server.url,
+      warmup: hashed(warm),
+      turn: hashed(turn, 7),
+    };
+    await expect(runWorkerJob(failing)).rejects.toThrow(/fixture check failed/);
+  }, 60_000);
 });

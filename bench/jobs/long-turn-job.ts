@@ -1,0 +1,67 @@
+import { loadVariant, userMessage, type VariantName } from '../clients/client-variant.js';
+import { floorTurn } from '../clients/floor-client.js';
+import { chatIdFor, type TurnSpec } from '../fixture-turn.js';
+import { createSession } from '../session-setup.js';
+import { createHashingCollector, drain, verifyHashed } from '../verify-turn.js';
+import { type Sample, sampleProcess, startSample } from './measure.js';
+
+/** What the reply must be, by chunk count and text hash (computed by the parent process). */
+export interface HashedReply {
+  chunkCount: number;
+  textLength: number;
+  textHash: number;
+}
+
+export interface LongTurnJob {
+  kind: 'long-turn';
+  variant: VariantName;
+  baseUrl: string;
+  warmup: TurnSpec & { expected: HashedReply };
+  turn: TurnSpec & { expected: HashedReply };
+}
+
+export interface LongTurnResult extends Sample {
+  chunks: number;
+  /**
+   * Highest RSS seen during the turn, sampled every 10 ms. The process's lifetime peak can
+   * predate the turn (start-up), which would hide the turn's own growth.
+   */
+  turnPeakRssBytes: number;
+}
+
+const RSS_SAMPLE_MS = 10;
+
+/**
+ * One very long turn, read by a consumer that keeps nothing per chunk (a running hash of the
+ * text), so the process's RSS growth is the client's own: a client that retains something per
+ * chunk grows with the turn, one that does not stays near the floor's.
+ */
+export async function runLongTurnJob(job: LongTurnJob): Promise<LongTurnResult> {
+  const variant = await loadVariant(job.variant);
+  const unique = `${job.variant}-${process.pid}`;
+  const once = async (spec: TurnSpec & { expected: HashedReply }) => {
+    const chatId = chatIdFor(spec.name, unique);
+    const { publicAccessToken: token, isCached } = await createSession(job.baseUrl, chatId);
+    const context = { baseUrl: job.baseUrl, chatId, token, isCached, message: userMessage('hello') };
+    const collector = createHashingCollector();
+    const sample = startSample();
+    let turnPeakRssBytes = sample.baselineRssBytes;
+    const sampler = setInterval(() => {
+      turnPeakRssBytes = Math.max(turnPeakRssBytes, process.memoryUsage.rss());
+    }, RSS_SAMPLE_MS);
+    try {
+      if (job.variant === 'floor') await floorTurn(context, collector.add);
+      else await drain(await variant.send(context), collector);
+    } finally {
+      clearInterval(sampler);
+    }
+    turnPeakRssBytes = Math.max(turnPeakRssBytes, process.memoryUsage.rss());
+    const result = sampleProcess(sample);
+    verifyHashed(`${job.variant}/long-turn/${spec.name}`, spec.expected, collector);
+    return { ...result, chunks: collector.count, turnPeakRssBytes };
+  };
+  await once(job.warmup);
+  const result = await once(job.turn);
+  variant.dispose?.();
+  return result;
+}
