@@ -267,25 +267,32 @@ export class SessionClient {
     );
   }
 
-  /** The push-based read behind `readOut`: handlers run synchronously per record. */
-  async read(options: OutReadOptions, handlers: OutReadHandlers): Promise<OutReadEnd> {
-    await this.ensureSession();
-    // A caller that owns the read's controller lends it (close() aborts it directly); any
-    // other signal gets one of the client's own chained to it.
-    const owned = options.controller;
-    const controller = owned ?? new AbortController();
-    const onAbort = () => controller.abort(options.signal?.reason);
-    if (owned === undefined) {
-      if (options.signal?.aborted) controller.abort(options.signal.reason);
-      else options.signal?.addEventListener('abort', onAbort, { once: true });
-    }
-    this.readers.add(controller);
-    try {
-      return await new OutReader(this.context, { ...options, signal: controller.signal }, handlers).run();
-    } finally {
-      if (owned === undefined) options.signal?.removeEventListener('abort', onAbort);
-      this.readers.delete(controller);
-    }
+  /**
+   * The push-based read behind `readOut`: handlers run synchronously per record. Chained
+   * rather than `async`: a read lasts the whole turn, and a suspended async frame per chat
+   * for that long is memory a thousand concurrent chats pay a thousand times.
+   */
+  read(options: OutReadOptions, handlers: OutReadHandlers): Promise<OutReadEnd> {
+    return this.ensureSession().then(() => {
+      // A caller that owns the read's controller lends it (close() aborts it directly); any
+      // other signal gets one of the client's own chained to it.
+      const owned = options.controller;
+      const controller = owned ?? new AbortController();
+      const outer = options.signal;
+      const onAbort = () => controller.abort(outer?.reason);
+      if (owned === undefined) {
+        if (outer?.aborted) controller.abort(outer.reason);
+        else outer?.addEventListener('abort', onAbort, { once: true });
+      }
+      this.readers.add(controller);
+      const done = () => {
+        if (owned === undefined) outer?.removeEventListener('abort', onAbort);
+        this.readers.delete(controller);
+      };
+      return new OutReader(this.context, { ...options, signal: controller.signal }, handlers)
+        .run()
+        .finally(done);
+    });
   }
 
   /**

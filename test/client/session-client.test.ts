@@ -406,6 +406,56 @@ describe('SessionClient.readOut', () => {
   });
 });
 
+describe('SessionClient.read', () => {
+  it('a read that lends its own controller is stopped through it by close() (no second controller)', async () => {
+    const chatId = uniqueChatId('client-lent');
+    const client = new SessionClient({
+      baseURL: server.url,
+      chatId,
+      taskIdentifier: 'echo',
+      startSession: startSessionVia(server),
+      environment: { warn: () => {} },
+    });
+    await client.preload();
+    const lent = new AbortController();
+    const ended = client.read(
+      { from: undefined, signal: lent.signal, controller: lent },
+      { onRecord: () => undefined },
+    );
+    await waitFor(() => client.busy && client.getState().status.type === 'streaming', 5_000, 'the read');
+    client.close();
+    expect(lent.signal.aborted).toBe(true);
+    await expect(ended).resolves.toBe('aborted');
+    expect(client.busy).toBe(false);
+  });
+
+  it('a read with only a signal still stops when that signal aborts, and close() leaves the signal alone', async () => {
+    const client = new SessionClient({
+      baseURL: server.url,
+      chatId: uniqueChatId('client-signal'),
+      taskIdentifier: 'echo',
+      startSession: startSessionVia(server),
+      environment: { warn: () => {} },
+    });
+    await client.preload();
+    const outer = new AbortController();
+    const first = client.read({ from: undefined, signal: outer.signal }, { onRecord: () => undefined });
+    await waitFor(() => client.getState().status.type === 'streaming', 5_000, 'the first read');
+    outer.abort();
+    await expect(first).resolves.toBe('aborted');
+    const other = new AbortController();
+    const second = client.read({ from: undefined, signal: other.signal }, { onRecord: () => undefined });
+    await waitFor(
+      () => client.busy && client.getState().status.type === 'streaming',
+      5_000,
+      'the second read',
+    );
+    client.close();
+    await expect(second).resolves.toBe('aborted');
+    expect(other.signal.aborted).toBe(false);
+  });
+});
+
 describe('SessionClient persistence', () => {
   it('restores sessionId, token, cursor and turn state from the record; nothing else is needed', async () => {
     const records = new Map<string, PersistedChatRecord>();
