@@ -27,9 +27,23 @@ export interface LongTurnResult extends Sample {
    * predate the turn (start-up), which would hide the turn's own growth.
    */
   turnPeakRssBytes: number;
+  /**
+   * Heap used plus external memory after a full GC at 90% of the turn, minus the same right
+   * before it: what the client still holds for the chunks it has passed on. RSS growth
+   * mostly follows the garbage collector's sizing; this does not.
+   */
+  retainedBytes: number;
 }
 
 const RSS_SAMPLE_MS = 10;
+/** Where in the turn the retained memory is measured. */
+const RETAINED_AT = 0.9;
+
+function heldBytes(): number {
+  globalThis.gc?.();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.external;
+}
 
 /**
  * One very long turn, read by a consumer that keeps nothing per chunk (a running hash of the
@@ -44,7 +58,15 @@ export async function runLongTurnJob(job: LongTurnJob): Promise<LongTurnResult> 
     const { publicAccessToken: token, isCached } = await createSession(job.baseUrl, chatId);
     const context = { baseUrl: job.baseUrl, chatId, token, isCached, message: userMessage('hello') };
     const collector = createHashingCollector();
+    const add = collector.add;
+    const checkpoint = Math.floor(spec.expected.chunkCount * RETAINED_AT);
+    let retainedBytes = Number.NaN;
     const sample = startSample();
+    const before = heldBytes();
+    collector.add = (chunk) => {
+      add(chunk);
+      if (collector.count === checkpoint) retainedBytes = heldBytes() - before;
+    };
     let turnPeakRssBytes = sample.baselineRssBytes;
     const sampler = setInterval(() => {
       turnPeakRssBytes = Math.max(turnPeakRssBytes, process.memoryUsage.rss());
@@ -58,7 +80,7 @@ export async function runLongTurnJob(job: LongTurnJob): Promise<LongTurnResult> 
     turnPeakRssBytes = Math.max(turnPeakRssBytes, process.memoryUsage.rss());
     const result = sampleProcess(sample);
     verifyHashed(`${job.variant}/long-turn/${spec.name}`, spec.expected, collector);
-    return { ...result, chunks: collector.count, turnPeakRssBytes };
+    return { ...result, chunks: collector.count, turnPeakRssBytes, retainedBytes };
   };
   await once(job.warmup);
   const result = await once(job.turn);

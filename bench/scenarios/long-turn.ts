@@ -15,6 +15,8 @@ export interface LongTurnCell {
   peakRssBytes: number;
   /** That peak minus the RSS right before the turn (after a GC): what the turn cost. */
   turnRssBytes: number;
+  /** Heap + external after a full GC at 90% of the turn, minus before it (median). */
+  retainedBytes: number;
   samples: LongTurnResult[];
   error?: string;
 }
@@ -65,7 +67,7 @@ export async function benchLongTurn(options: LongTurnOptions): Promise<LongTurnC
           const result = await runWorkerJob<LongTurnResult>(job);
           samples.set(variant, [...(samples.get(variant) ?? []), result]);
           options.log(
-            `  long turn ${variant} run ${run + 1}: ${result.wallMs.toFixed(0)} ms, RSS +${((result.turnPeakRssBytes - result.baselineRssBytes) / 2 ** 20).toFixed(1)} MiB`,
+            `  long turn ${variant} run ${run + 1}: ${result.wallMs.toFixed(0)} ms, RSS +${((result.turnPeakRssBytes - result.baselineRssBytes) / 2 ** 20).toFixed(1)} MiB, retained at 90% ${(result.retainedBytes / 2 ** 20).toFixed(2)} MiB`,
           );
         } catch (error) {
           errors.set(variant, error instanceof Error ? error.message : String(error));
@@ -86,6 +88,7 @@ export async function benchLongTurn(options: LongTurnOptions): Promise<LongTurnC
       cpuUsPerChunk: median(list.map((sample) => sample.cpuUs / sample.chunks)),
       peakRssBytes: median(list.map((sample) => sample.turnPeakRssBytes)),
       turnRssBytes: median(list.map((sample) => sample.turnPeakRssBytes - sample.baselineRssBytes)),
+      retainedBytes: median(list.map((sample) => sample.retainedBytes)),
       samples: list,
     };
     const error = errors.get(variant);

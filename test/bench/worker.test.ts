@@ -64,6 +64,7 @@ describe('bench worker processes', () => {
       const result = await runWorkerJob<LongTurnResult>(job);
       expect(result.chunks).toBe(turn.deltas + 6);
       expect(result.turnPeakRssBytes).toBeGreaterThanOrEqual(result.baselineRssBytes);
+      expect(Number.isFinite(result.retainedBytes)).toBe(true);
     }
     // Another seed's text than the server streams: the hash differs and the job fails.
     const failing: LongTurnJob = {
