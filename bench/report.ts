@@ -86,14 +86,32 @@ export function rendersTable(cells: RendersCell[]): string {
   const rows = cells.map((cell) =>
     cell.error === undefined
       ? [
+          cell.path,
           cell.throttle,
+          cell.pacing,
           String(cell.runs),
           formatNumber(cell.chunksPerSecond, 0),
           formatNumber(cell.rendersPerThousandChunks, 1),
+          formatNumber(cell.addedLatency.medianMs, 1),
+          formatNumber(cell.addedLatency.p95Ms, 1),
+          formatNumber(cell.addedLatency.maxMs, 1),
         ]
-      : [cell.throttle, '', '', `FAILED: ${cell.error}`],
+      : [cell.path, cell.throttle, cell.pacing, '', '', `FAILED: ${cell.error}`, '', '', ''],
   );
-  return markdownTable(['throttle', 'runs', 'chunks/s arriving', 'renders per 1,000 chunks'], rows);
+  return markdownTable(
+    [
+      'path',
+      'throttle',
+      'pacing',
+      'runs',
+      'chunks/s arriving',
+      'renders per 1,000 chunks',
+      'added ms median',
+      'p95',
+      'max',
+    ],
+    rows,
+  );
 }
 
 export function scaleTable(cells: ScaleCell[]): string {
@@ -136,7 +154,7 @@ export function renderReport(results: BenchResults): string {
     firstChunkTable(results.firstChunk),
     '### Resume after a dropped connection',
     resumeTable(results.resume),
-    '### Renders through `useDurableChat`',
+    '### Renders: `useDurableChat`, and `useChat` over `useChatSession` (added latency: a delta\'s arrival → the first commit showing it)',
     rendersTable(results.renders),
     '### Scale: concurrent sessions in one process',
     scaleTable(results.scale),

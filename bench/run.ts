@@ -6,7 +6,7 @@ import type { BenchResults } from './bench-results.js';
 import { VARIANT_NAMES, type VariantName } from './clients/client-variant.js';
 import { renderReport } from './report.js';
 import { benchFirstChunk } from './scenarios/first-chunk.js';
-import { benchRenders } from './scenarios/renders.js';
+import { benchRenders, RENDERS_PACINGS } from './scenarios/renders.js';
 import { benchResume } from './scenarios/resume.js';
 import { benchScale } from './scenarios/scale.js';
 import { benchThroughput, type StreamShape } from './scenarios/throughput.js';
@@ -82,6 +82,8 @@ const listArg = (name: string) =>
 const shapeFilter = listArg('shapes')?.map((key) => SHAPES.find((shape) => shape.label.includes(key))?.label);
 const variantFilter = listArg('variants');
 const noReducer = args.includes('--no-reducer');
+const pacingFilter = listArg('pacings');
+const pathFilter = listArg('paths');
 
 const log = (line: string) => console.log(line);
 const started = performance.now();
@@ -139,7 +141,13 @@ if (wanted('renders')) {
   results.renders = await benchRenders({
     runs: settings.rendersRuns,
     deltas: settings.rendersDeltas,
-    intervalMs: 4,
+    // `--pacings=4,burst`, `--paths=useChat`: a quick A/B of some cells.
+    pacings: RENDERS_PACINGS.filter(
+      (pacing) => pacingFilter === undefined || pacingFilter.some((key) => pacing.label.startsWith(key)),
+    ),
+    paths: (['useDurableChat', 'useChat'] as const).filter(
+      (path) => pathFilter === undefined || pathFilter.includes(path),
+    ),
     log,
   });
 }

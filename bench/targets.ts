@@ -80,6 +80,26 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
       ),
     );
   }
+  for (const cell of results.renders.filter((c) => c.throttle === 'default')) {
+    const where = `${cell.path}, default, ${cell.pacing}`;
+    const failed = cell.error !== undefined;
+    checks.push(
+      check(
+        `renders ≤ 25 per 1,000 chunks (${where})`,
+        failed ? Number.NaN : cell.rendersPerThousandChunks,
+        25,
+        (v) => formatNumber(v, 1),
+      ),
+    );
+    checks.push(
+      check(
+        `added latency ≤ 50 ms (${where}, worst delta)`,
+        failed ? Number.NaN : cell.addedLatency.maxMs,
+        50,
+        (v) => `${formatNumber(v, 1)} ms`,
+      ),
+    );
+  }
   return checks;
 }
 
