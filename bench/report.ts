@@ -154,7 +154,7 @@ export function renderReport(results: BenchResults): string {
     firstChunkTable(results.firstChunk),
     '### Resume after a dropped connection',
     resumeTable(results.resume),
-    '### Renders: `useDurableChat`, and `useChat` over `useChatSession` (added latency: a delta\'s arrival → the first commit showing it)',
+    "### Renders: `useDurableChat`, and `useChat` over `useChatSession` (added latency: a delta's arrival → the first commit showing it)",
     rendersTable(results.renders),
     '### Scale: concurrent sessions in one process',
     scaleTable(results.scale),

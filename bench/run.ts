@@ -148,6 +148,7 @@ if (wanted('renders')) {
     paths: (['useDurableChat', 'useChat'] as const).filter(
       (path) => pathFilter === undefined || pathFilter.includes(path),
     ),
+    extraThrottles: listArg('throttles')?.map(Number),
     log,
   });
 }

@@ -129,7 +129,10 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
   const container = installDom();
   // Loaded after the DOM exists: react-dom reads the globals when it loads.
   const { createRoot } = await import('react-dom/client');
-  const chatId = chatIdFor(job.turn.name, `renders-${process.pid}-${job.path}-${job.throttleMs ?? 'default'}`);
+  const chatId = chatIdFor(
+    job.turn.name,
+    `renders-${process.pid}-${job.path}-${job.throttleMs ?? 'default'}`,
+  );
   const { publicAccessToken } = await createSession(job.baseUrl, chatId);
   const clock = arrivalClock();
   const session: ChatSessionOptions = {

@@ -17,7 +17,8 @@ export const RENDERS_PACINGS: RendersPacing[] = [
   { label: 'burst', intervalMs: undefined },
 ];
 
-export type RendersThrottle = 'default' | 'none';
+/** The path's default, `throttle: 0`, or an explicit window in ms (for an A/B of windows). */
+export type RendersThrottle = 'default' | 'none' | `${number} ms`;
 
 export interface RendersCell {
   path: RendersPath;
@@ -41,6 +42,8 @@ export interface RendersOptions {
   deltas: number;
   pacings?: RendersPacing[];
   paths?: RendersPath[];
+  /** Windows (ms) measured besides the default and none. */
+  extraThrottles?: number[];
   log: (line: string) => void;
 }
 
@@ -65,7 +68,12 @@ export async function benchRenders(options: RendersOptions): Promise<RendersCell
     for (const [index, pacing] of pacings.entries()) {
       const turn = turns[index] as ServedTurnSpec;
       for (const path of options.paths ?? (['useDurableChat', 'useChat'] as const)) {
-        for (const throttle of ['default', 'none'] as const) {
+        const throttles: RendersThrottle[] = [
+          'default',
+          'none',
+          ...(options.extraThrottles ?? []).map((ms) => `${ms} ms` as const),
+        ];
+        for (const throttle of throttles) {
           cells.push(await measureCell(server.url, turn, pacing, path, throttle, options));
         }
       }
@@ -92,7 +100,7 @@ async function measureCell(
       baseUrl,
       turn,
       path,
-      throttleMs: throttle === 'none' ? 0 : undefined,
+      throttleMs: throttle === 'default' ? undefined : throttle === 'none' ? 0 : Number.parseFloat(throttle),
     };
     try {
       samples.push(await runWorkerJob<RendersResult>(job));
@@ -110,7 +118,8 @@ async function measureCell(
     addedLatency: {
       medianMs: median(samples.map((sample) => sample.addedLatency.medianMs)),
       p95Ms: median(samples.map((sample) => sample.addedLatency.p95Ms)),
-      maxMs: samples.length === 0 ? Number.NaN : Math.max(...samples.map((sample) => sample.addedLatency.maxMs)),
+      maxMs:
+        samples.length === 0 ? Number.NaN : Math.max(...samples.map((sample) => sample.addedLatency.maxMs)),
     },
     samples,
   };

@@ -1,6 +1,8 @@
 import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
+import type { ClientEnvironment } from '../client/environment.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
+import { DeltaPacer } from './delta-pacer.js';
 import type { ActivityTracker, ActivityUpdate } from './request-activity.js';
 
 type SendOptions<M extends UIMessage> = Parameters<ChatTransport<M>['sendMessages']>[0];
@@ -31,6 +33,9 @@ export interface TurnGate {
   /** Stops the agent's live turn, as `session.stop()` does; never rejects (failures are reported as session events). */
   stop(): Promise<void>;
   readonly activity: ActivityTracker;
+  /** The pacing window for a stream that starts now (ms); 0 hands every chunk over as it comes. */
+  renderWindowMs(): number;
+  readonly clock: PacingClock;
 }
 
 /** Waits one macrotask: React runs every effect cleanup of a commit before it returns. */
@@ -53,6 +58,11 @@ function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): AbortWatch
   return watch;
 }
 
+/** The clock the pacing reads (the session's `environment`, so tests inject it). */
+export type PacingClock = Pick<ClientEnvironment, 'now' | 'setTimeout' | 'clearTimeout'>;
+
+const DUE = Symbol('due');
+
 /**
  * Forwards a stream to `useChat` and decides what an abort means. An abort while a
  * component still holds the chat, not followed by a cleanup in the same tick, is the
@@ -61,6 +71,10 @@ function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): AbortWatch
  * disconnects. Once the session is released, the stream neither ends nor errors: the chat
  * that was left hears nothing (no `onError`, no `onFinish`), and the reply resumes when
  * the chat is shown again.
+ *
+ * Text and reasoning deltas are paced (see `DeltaPacer`): a held delta is handed over
+ * before anything that ends the stream (its end, an error, the user's stop), so the chat
+ * shows every chunk that reached the page; only a chat that was left drops it.
  */
 function relay(
   source: ReadableStream<UIMessageChunk>,
@@ -71,9 +85,15 @@ function relay(
   onEnd: () => void,
 ): ReadableStream<UIMessageChunk> {
   const reader = source.getReader();
+  const { clock } = gate;
+  const pacer = new DeltaPacer(gate.renderWindowMs());
   let ended = false;
   let parked = false;
   let controllerRef: ReadableStreamDefaultController<UIMessageChunk> | undefined;
+  /** A read not yet answered: pacing may hand over a held delta while it waits. */
+  let reading: Promise<ReadableStreamReadResult<UIMessageChunk>> | undefined;
+  /** A read failure met while a delta was held: raised on the next pull, after the delta is read. */
+  let failedRead: { error: unknown } | undefined;
   const end = () => {
     if (ended) return;
     ended = true;
@@ -84,9 +104,16 @@ function relay(
   const park = () => {
     if (ended) return;
     parked = true;
+    pacer.drop();
     end();
     update('none');
     void letGo();
+  };
+  const handOver = (
+    controller: ReadableStreamDefaultController<UIMessageChunk>,
+    chunks: UIMessageChunk[],
+  ) => {
+    for (const chunk of chunks) controller.enqueue(chunk);
   };
   const onAbort = () => {
     if (ended) return;
@@ -97,7 +124,10 @@ function relay(
     }
     end();
     update('none');
-    controllerRef?.close();
+    if (controllerRef !== undefined) {
+      handOver(controllerRef, pacer.take(clock.now()));
+      controllerRef.close();
+    }
     nextMacrotask(() => {
       if (gate.detaches() !== seen.detaches || gate.released()) {
         void letGo();
@@ -105,6 +135,34 @@ function relay(
       }
       void gate.stop().finally(letGo);
     });
+  };
+  /** The pending read, or DUE when the held delta's window ends first. */
+  const readOrDue = (read: Promise<ReadableStreamReadResult<UIMessageChunk>>) => {
+    const due = pacer.due();
+    if (due === undefined) return read;
+    return new Promise<ReadableStreamReadResult<UIMessageChunk> | typeof DUE>((resolve, reject) => {
+      const timer = clock.setTimeout(() => resolve(DUE), Math.max(0, due - clock.now()));
+      read.then(
+        (result) => {
+          clock.clearTimeout(timer);
+          resolve(result);
+        },
+        (error: unknown) => {
+          clock.clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  };
+  const fail = (controller: ReadableStreamDefaultController<UIMessageChunk>, error: unknown) => {
+    if (gate.released()) {
+      park();
+      return new Promise<void>(() => {});
+    }
+    end();
+    update('none', error instanceof Error ? error : undefined);
+    controller.error(error);
+    return undefined;
   };
   let first = true;
   let failure: Error | undefined;
@@ -117,10 +175,31 @@ function relay(
     async pull(controller) {
       if (parked) return new Promise<void>(() => {});
       if (ended) return;
-      try {
-        const { done, value } = await reader.read();
+      if (failedRead !== undefined) return fail(controller, failedRead.error);
+      for (;;) {
+        reading ??= reader.read();
+        let result: ReadableStreamReadResult<UIMessageChunk> | typeof DUE;
+        try {
+          result = await readOrDue(reading);
+        } catch (error) {
+          reading = undefined;
+          if (ended) return;
+          const held = pacer.take(clock.now());
+          if (held.length === 0 || gate.released()) return fail(controller, error);
+          // Erroring the stream would discard the queued delta: the next pull raises it.
+          failedRead = { error };
+          handOver(controller, held);
+          return;
+        }
         if (ended) return parked ? new Promise<void>(() => {}) : undefined;
+        if (result === DUE) {
+          handOver(controller, pacer.take(clock.now()));
+          return;
+        }
+        reading = undefined;
+        const { done, value } = result;
         if (done) {
+          handOver(controller, pacer.take(clock.now()));
           end();
           update('none', failure);
           controller.close();
@@ -132,21 +211,17 @@ function relay(
         }
         // useChat fails the request on an `error` chunk; the status says so too.
         if (value.type === 'error') failure = new Error(value.errorText);
-        controller.enqueue(value);
-      } catch (error) {
-        if (ended) return;
-        if (gate.released()) {
-          park();
-          return new Promise<void>(() => {});
+        const out = pacer.offer(value, clock.now());
+        if (out.length > 0) {
+          handOver(controller, out);
+          return;
         }
-        end();
-        update('none', error instanceof Error ? error : undefined);
-        controller.error(error);
       }
     },
     cancel(reason) {
       // useChat cancels the stream itself when it meets an `error` chunk: that request failed.
       const failed = !ended && failure !== undefined;
+      pacer.drop();
       end();
       if (failed) update('none', failure);
       return reader.cancel(reason);
