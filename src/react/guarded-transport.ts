@@ -73,8 +73,10 @@ const DUE = Symbol('due');
  * the chat is shown again.
  *
  * Text and reasoning deltas are paced (see `DeltaPacer`): a held delta is handed over
- * before anything that ends the stream (its end, an error, the user's stop), so the chat
- * shows every chunk that reached the page; only a chat that was left drops it.
+ * before the stream ends or errors, so the chat shows every chunk that reached the page.
+ * On the user's stop it is handed over too, but `useChat` applies nothing after its
+ * abort: what was held then (at most one window of text) is not shown. A chat that was
+ * left drops it.
  */
 function relay(
   source: ReadableStream<UIMessageChunk>,
