@@ -94,9 +94,10 @@ export function rendersTable(cells: RendersCell[]): string {
           formatNumber(cell.rendersPerThousandChunks, 1),
           formatNumber(cell.addedLatency.medianMs, 1),
           formatNumber(cell.addedLatency.p95Ms, 1),
+          formatNumber(cell.addedLatency.p99Ms, 1),
           formatNumber(cell.addedLatency.maxMs, 1),
         ]
-      : [cell.path, cell.throttle, cell.pacing, '', '', `FAILED: ${cell.error}`, '', '', ''],
+      : [cell.path, cell.throttle, cell.pacing, '', '', `FAILED: ${cell.error}`, '', '', '', ''],
   );
   return markdownTable(
     [
@@ -108,6 +109,7 @@ export function rendersTable(cells: RendersCell[]): string {
       'renders per 1,000 chunks',
       'added ms median',
       'p95',
+      'p99',
       'max',
     ],
     rows,

@@ -28,6 +28,7 @@ export interface RendersJob {
 export interface LatencySummary {
   medianMs: number;
   p95Ms: number;
+  p99Ms: number;
   maxMs: number;
 }
 
@@ -116,7 +117,12 @@ function PlainProbe({ session, throttleMs, onRender, onCommit }: ProbeProps): nu
 }
 
 function summarize(values: number[]): LatencySummary {
-  return { medianMs: median(values), p95Ms: percentile(values, 0.95), maxMs: Math.max(...values) };
+  return {
+    medianMs: median(values),
+    p95Ms: percentile(values, 0.95),
+    p99Ms: percentile(values, 0.99),
+    maxMs: Math.max(...values),
+  };
 }
 
 /**

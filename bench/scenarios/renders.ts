@@ -29,8 +29,8 @@ export interface RendersCell {
   /** Text deltas per second as they reached the client (the throttle is a time window). */
   chunksPerSecond: number;
   /**
-   * From a delta's arrival to the first commit showing it: the median of the runs' medians
-   * and p95s, and the worst delta of all runs.
+   * From a delta's arrival to the first commit showing it: the median of the runs' medians,
+   * p95s and p99s, and the worst delta of all runs.
    */
   addedLatency: LatencySummary;
   samples: RendersResult[];
@@ -118,6 +118,7 @@ async function measureCell(
     addedLatency: {
       medianMs: median(samples.map((sample) => sample.addedLatency.medianMs)),
       p95Ms: median(samples.map((sample) => sample.addedLatency.p95Ms)),
+      p99Ms: median(samples.map((sample) => sample.addedLatency.p99Ms)),
       maxMs:
         samples.length === 0 ? Number.NaN : Math.max(...samples.map((sample) => sample.addedLatency.maxMs)),
     },
@@ -127,7 +128,7 @@ async function measureCell(
   const { addedLatency: added } = cell;
   options.log(
     error === undefined
-      ? `  renders ${path} ${throttle} @ ${pacing.label}: ${cell.rendersPerThousandChunks.toFixed(1)} per 1,000 chunks at ${cell.chunksPerSecond.toFixed(0)} chunks/s; added latency median ${added.medianMs.toFixed(1)} ms, p95 ${added.p95Ms.toFixed(1)} ms, max ${added.maxMs.toFixed(1)} ms`
+      ? `  renders ${path} ${throttle} @ ${pacing.label}: ${cell.rendersPerThousandChunks.toFixed(1)} per 1,000 chunks at ${cell.chunksPerSecond.toFixed(0)} chunks/s; added latency median ${added.medianMs.toFixed(1)} ms, p95 ${added.p95Ms.toFixed(1)} ms, p99 ${added.p99Ms.toFixed(1)} ms, max ${added.maxMs.toFixed(1)} ms`
       : `  renders ${path} ${throttle} @ ${pacing.label}: FAILED ${error}`,
   );
   return cell;
