@@ -92,12 +92,13 @@ export function rendersTable(cells: RendersCell[]): string {
           String(cell.runs),
           formatNumber(cell.chunksPerSecond, 0),
           formatNumber(cell.rendersPerThousandChunks, 1),
+          formatNumber(cell.cpuUsPerChunk, 0),
           formatNumber(cell.addedLatency.medianMs, 1),
           formatNumber(cell.addedLatency.p95Ms, 1),
           formatNumber(cell.addedLatency.p99Ms, 1),
           formatNumber(cell.addedLatency.maxMs, 1),
         ]
-      : [cell.path, cell.throttle, cell.pacing, '', '', `FAILED: ${cell.error}`, '', '', '', ''],
+      : [cell.path, cell.throttle, cell.pacing, '', '', `FAILED: ${cell.error}`, '', '', '', '', ''],
   );
   return markdownTable(
     [
@@ -107,6 +108,7 @@ export function rendersTable(cells: RendersCell[]): string {
       'runs',
       'chunks/s arriving',
       'renders per 1,000 chunks',
+      'CPU µs/chunk',
       'added ms median',
       'p95',
       'p99',

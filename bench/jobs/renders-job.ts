@@ -38,6 +38,8 @@ export interface RendersResult {
   wallMs: number;
   /** Text deltas per second as they reached the client (first to last arrival). */
   deltasPerSecond: number;
+  /** The worker's CPU (user + system) from the send to the final render, per chunk. */
+  cpuUsPerChunk: number;
   /** Per text delta: from its arrival at the client to the first committed render holding it. */
   addedLatency: LatencySummary;
 }
@@ -177,6 +179,7 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
   const expected = expectedReply(job.turn);
   const before = renders;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await latest?.sendMessage(userMessage('hello'));
   const reply = () => {
     const message = latest?.messages[latest.messages.length - 1];
@@ -187,6 +190,7 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
     'the reply',
   );
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   const counted = renders - before;
   verifyMessage(`renders/${job.path}/${job.throttleMs ?? 'default'}`, expected, reply());
   root.unmount();
@@ -220,6 +224,7 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
     renders: counted,
     chunks: expected.chunkCount,
     wallMs,
+    cpuUsPerChunk: (cpu.user + cpu.system) / expected.chunkCount,
     deltasPerSecond: last > first ? (arrivals.length - 1) / ((last - first) / 1000) : Number.NaN,
     addedLatency: summarize(latencies),
   };

@@ -28,6 +28,8 @@ export interface RendersCell {
   rendersPerThousandChunks: number;
   /** Text deltas per second as they reached the client (the throttle is a time window). */
   chunksPerSecond: number;
+  /** The worker's CPU per chunk from the send to the final render (polling included, the same for every cell). */
+  cpuUsPerChunk: number;
   /**
    * From a delta's arrival to the first commit showing it: the median of the runs' medians,
    * p95s and p99s, and the worst delta of all runs.
@@ -115,6 +117,7 @@ async function measureCell(
     runs: samples.length,
     rendersPerThousandChunks: median(samples.map((sample) => (sample.renders / sample.chunks) * 1000)),
     chunksPerSecond: median(samples.map((sample) => sample.deltasPerSecond)),
+    cpuUsPerChunk: median(samples.map((sample) => sample.cpuUsPerChunk)),
     addedLatency: {
       medianMs: median(samples.map((sample) => sample.addedLatency.medianMs)),
       p95Ms: median(samples.map((sample) => sample.addedLatency.p95Ms)),
@@ -128,7 +131,7 @@ async function measureCell(
   const { addedLatency: added } = cell;
   options.log(
     error === undefined
-      ? `  renders ${path} ${throttle} @ ${pacing.label}: ${cell.rendersPerThousandChunks.toFixed(1)} per 1,000 chunks at ${cell.chunksPerSecond.toFixed(0)} chunks/s; added latency median ${added.medianMs.toFixed(1)} ms, p95 ${added.p95Ms.toFixed(1)} ms, p99 ${added.p99Ms.toFixed(1)} ms, max ${added.maxMs.toFixed(1)} ms`
+      ? `  renders ${path} ${throttle} @ ${pacing.label}: ${cell.rendersPerThousandChunks.toFixed(1)} per 1,000 chunks at ${cell.chunksPerSecond.toFixed(0)} chunks/s, ${cell.cpuUsPerChunk.toFixed(0)} µs CPU/chunk; added latency median ${added.medianMs.toFixed(1)} ms, p95 ${added.p95Ms.toFixed(1)} ms, p99 ${added.p99Ms.toFixed(1)} ms, max ${added.maxMs.toFixed(1)} ms`
       : `  renders ${path} ${throttle} @ ${pacing.label}: FAILED ${error}`,
   );
   return cell;
