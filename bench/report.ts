@@ -10,6 +10,7 @@ import { targetChecks, targetsTable } from './targets.js';
 
 const LABEL: Record<VariantName, string> = {
   'durable-chat': '(a) durable-chat `SessionChatTransport`',
+  'durable-chat-unmerged': '(a′) durable-chat, `coalesceDeltas: false`',
   trigger: '(b) `TriggerChatTransport`',
   floor: '(c) floor: eventsource-parser + JSON.parse',
   'floor-stream': '(c′) floor + a ReadableStream (the ChatTransport shape)',
@@ -21,17 +22,26 @@ export function throughputTable(cells: ThroughputCell[], consume: ThroughputCell
     .map((cell) => {
       const floor = cellOf(cells, (c) => c.shape === cell.shape && c.consume === consume, 'floor');
       const platform = cellOf(cells, (c) => c.shape === cell.shape && c.consume === consume, 'trigger');
+      const floorStream = cellOf(
+        cells,
+        (c) => c.shape === cell.shape && c.consume === consume,
+        'floor-stream',
+      );
       if (cell.error !== undefined)
-        return [cell.shape, LABEL[cell.variant], `FAILED: ${cell.error}`, '', '', '', '', '', ''];
+        return [cell.shape, LABEL[cell.variant], `FAILED: ${cell.error}`, '', '', '', '', '', '', '', ''];
       return [
         cell.shape,
         LABEL[cell.variant],
         formatNumber(cell.wallMs, 0),
         formatNumber(cell.chunksPerSecond, 0),
+        consume === 'chunks' ? formatNumber(cell.deliveredChunks, 0) : '',
         formatNumber(cell.cpuUsPerChunk, 2),
         formatMiB(cell.peakRssBytes),
         formatMiB(cell.turnRssBytes),
         formatNumber(ratio(cell.cpuUsPerChunk, floor?.cpuUsPerChunk ?? Number.NaN), 2),
+        consume === 'chunks'
+          ? formatNumber(ratio(cell.cpuUsPerChunk, floorStream?.cpuUsPerChunk ?? Number.NaN), 2)
+          : '',
         formatNumber(ratio(cell.cpuUsPerChunk, platform?.cpuUsPerChunk ?? Number.NaN), 2),
       ];
     });
@@ -41,10 +51,12 @@ export function throughputTable(cells: ThroughputCell[], consume: ThroughputCell
       'client',
       'wall ms',
       'chunks/s',
+      'chunks delivered',
       'CPU µs/chunk',
       'peak RSS',
       'RSS growth',
       'CPU ÷ floor',
+      'CPU ÷ floor + stream',
       'CPU ÷ platform',
     ],
     rows,

@@ -5,6 +5,8 @@ import type { ExpectedReply } from './fixture-turn.js';
 /** Collects what a client delivered, cheaply enough not to distort the timing. */
 export interface ChunkCollector {
   count: number;
+  /** Chunks other than text deltas (which a client may merge: see `coalesceDeltas`). */
+  frames: number;
   deltas: string[];
   firstType: string | undefined;
   lastType: string | undefined;
@@ -14,6 +16,7 @@ export interface ChunkCollector {
 export function createCollector(): ChunkCollector {
   const collector: ChunkCollector = {
     count: 0,
+    frames: 0,
     deltas: [],
     firstType: undefined,
     lastType: undefined,
@@ -22,6 +25,7 @@ export function createCollector(): ChunkCollector {
       collector.firstType ??= chunk.type;
       collector.lastType = chunk.type;
       if (chunk.type === 'text-delta') collector.deltas.push(chunk.delta);
+      else collector.frames++;
     },
   };
   return collector;
@@ -52,10 +56,17 @@ function firstDifference(actual: string, expected: string): number {
   return length;
 }
 
-/** Throws unless the client delivered exactly the turn's chunks and text. */
+/**
+ * Throws unless the client delivered exactly the turn's chunks and text. Text deltas may
+ * arrive merged (fewer, longer deltas with the same text); every other chunk exactly once.
+ */
 export function verifyChunks(label: string, turn: ExpectedReply, collector: ChunkCollector): void {
-  if (collector.count !== turn.chunkCount) {
-    throw mismatch(label, `${collector.count} chunks, expected ${turn.chunkCount}`);
+  const frames = turn.chunkCount - turn.deltas;
+  if (collector.frames !== frames || collector.count > turn.chunkCount) {
+    throw mismatch(
+      label,
+      `${collector.count} chunks (${collector.frames} not text deltas), expected ${turn.chunkCount} (${frames})`,
+    );
   }
   if (collector.firstType !== 'start' || collector.lastType !== 'finish') {
     throw mismatch(

@@ -25,6 +25,31 @@ describe('EmittedLog', () => {
     expect(log.matches(chunks.length, { type: 'text-start', id: 't' })).toBe(false);
   });
 
+  it('compares deltas on what the AI SDK reads: id, delta and providerMetadata', () => {
+    const log = new EmittedLog();
+    log.record({ type: 'text-delta', id: 't', delta: 'ab' });
+    log.record({ type: 'reasoning-delta', id: 'r', delta: 'x', providerMetadata: { p: { n: 1 } } });
+    log.record({ type: 'text-delta', id: 7, delta: 'ab' } as unknown as UIMessageChunk);
+    expect(log.matches(0, { type: 'text-delta', id: 't', delta: 'ab' })).toBe(true);
+    expect(log.matches(0, { type: 'reasoning-delta', id: 't', delta: 'ab' })).toBe(false);
+    expect(log.matches(0, { type: 'text-delta', id: 't', delta: 'a' })).toBe(false);
+    expect(log.matches(0, { type: 'text-delta', id: 'ta', delta: 'b' })).toBe(false);
+    expect(log.matches(0, { type: 'text-delta', id: 't', delta: 'ab', providerMetadata: {} })).toBe(false);
+    expect(
+      log.matches(1, { type: 'reasoning-delta', id: 'r', delta: 'x', providerMetadata: { p: { n: 1 } } }),
+    ).toBe(true);
+    expect(
+      log.matches(1, { type: 'reasoning-delta', id: 'r', delta: 'x', providerMetadata: { p: { n: 2 } } }),
+    ).toBe(false);
+    // A malformed delta (non-string id) is hashed whole, so ids of other types still differ.
+    expect(log.matches(2, { type: 'text-delta', id: 7, delta: 'ab' } as unknown as UIMessageChunk)).toBe(
+      true,
+    );
+    expect(log.matches(2, { type: 'text-delta', id: 8, delta: 'ab' } as unknown as UIMessageChunk)).toBe(
+      false,
+    );
+  });
+
   it('compares as JSON.stringify would: key order counts, undefined members do not', () => {
     const log = new EmittedLog();
     log.record({ type: 'data-x', data: { a: 1, b: [true, null, 'x'], c: 1.5 } } as UIMessageChunk);
