@@ -101,6 +101,14 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
     );
     checks.push(
       check(
+        `added latency ≤ 50 ms (${where}, p99)`,
+        failed ? Number.NaN : cell.addedLatency.p99Ms,
+        50,
+        (v) => `${formatNumber(v, 1)} ms`,
+      ),
+    );
+    checks.push(
+      check(
         `added latency ≤ 50 ms (${where}, worst delta)`,
         failed ? Number.NaN : cell.addedLatency.maxMs,
         50,
