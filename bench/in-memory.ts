@@ -8,7 +8,7 @@ import { createCollector, drain, verifyChunks } from './verify-turn.js';
 
 /**
  * `TSX_TSCONFIG_PATH=bench/tsconfig.json npx tsx bench/in-memory.ts [--batch=100]
- * [--tail=live|end] [--deltas=100000] [--runs=7]`
+ * [--tail=live|end] [--deltas=100000] [--runs=7] [--unmerged]`
  * The client side of the throughput scenario with no socket and no server process: `fetch`
  * answers from memory with the fixture's pre-encoded bytes (64 KiB per read). Every variant
  * reads the same bytes in one process, interleaved run by run, so a change to the hot path
@@ -31,6 +31,8 @@ const spec: TurnSpec = {
   tail: (args.get('tail') ?? 'live') as 'live' | 'end',
 };
 const runs = Number(args.get('runs') ?? 7);
+// `--unmerged`: durable-chat with `coalesceDeltas: false` (one chunk per record, like the floors).
+const unmerged = args.get('unmerged') === 'true';
 const encoded = encodeTurn(spec);
 const pieces = [...encoded.piecesFrom(-1, 64 * 1024)].map((piece) => new Uint8Array(piece.bytes));
 
@@ -72,7 +74,12 @@ async function once(name: Name, run: number): Promise<number> {
     message: { id: `u-${run}`, role: 'user' as const, parts: [{ type: 'text' as const, text: 'hi' }] },
   };
   const collector = createCollector();
-  const variant = name === 'durable-chat' ? createDurableChatVariant() : createFloorVariant();
+  const variant =
+    name === 'durable-chat'
+      ? unmerged
+        ? createDurableChatVariant({ coalesceDeltas: false })
+        : createDurableChatVariant()
+      : createFloorVariant();
   const start = process.cpuUsage();
   if (name === 'floor') await floorTurn(context, collector.add);
   else await drain(await variant.send(context), collector);
@@ -92,7 +99,9 @@ for (let run = 0; run < runs; run++) {
 }
 const floor = median(samples.get('floor') ?? []);
 const floorStream = median(samples.get('floor-stream') ?? []);
-console.log(`in-memory, batch ${spec.batchSize}, tail ${spec.tail}, ${spec.deltas} deltas, ${runs} runs`);
+console.log(
+  `in-memory, batch ${spec.batchSize}, tail ${spec.tail}, ${spec.deltas} deltas, ${runs} runs${unmerged ? ', coalesceDeltas: false' : ''}`,
+);
 for (const name of names) {
   const value = median(samples.get(name) ?? []);
   console.log(
