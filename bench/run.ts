@@ -156,9 +156,12 @@ if (wanted('renders')) {
   results.renders = await benchRenders({
     runs: settings.rendersRuns,
     deltas: settings.rendersDeltas,
-    // `--pacings=4,burst`, `--paths=useChat`: a quick A/B of some cells.
-    pacings: RENDERS_PACINGS.filter(
-      (pacing) => pacingFilter === undefined || pacingFilter.some((key) => pacing.label.startsWith(key)),
+    // `--pacings=4,burst`, `--paths=useChat`: a quick A/B of some cells. The quick run (CI)
+    // checks both paths at the bench's usual pace only.
+    pacings: RENDERS_PACINGS.filter((pacing) =>
+      pacingFilter === undefined
+        ? !quick || pacing.label === '4 ms'
+        : pacingFilter.some((key) => pacing.label.startsWith(key)),
     ),
     paths: (['useDurableChat', 'useChat'] as const).filter(
       (path) => pathFilter === undefined || pathFilter.includes(path),
