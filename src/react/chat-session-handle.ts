@@ -11,8 +11,9 @@ import { type SessionCallOptions, SessionChatTransport } from '../transport/sess
 import { type ResolvedPersistence, resolvePersistence } from './browser-persistence.js';
 import type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
 import { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
-import { GuardedTransport, type PacingClock, type TurnGate } from './guarded-transport.js';
+import { GuardedTransport, type TurnGate } from './guarded-transport.js';
 import { latestTransportOptions } from './latest-transport-options.js';
+import type { PacingClock } from './relay-stream.js';
 import { ActivityTracker } from './request-activity.js';
 import { sessionRegistry } from './session-registry.js';
 import { TabCoordinator } from './tab-coordinator.js';
