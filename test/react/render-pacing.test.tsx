@@ -5,6 +5,7 @@ import type { ClientEnvironment } from '../../src/client/environment.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/delta-pacer.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer } from './support/harness.js';
+import { manualClock } from './support/manual-clock.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;
@@ -20,38 +21,6 @@ const LINE = 'paced deltas, one window at a time';
 const REPEAT = 12;
 const fullReply = `assistant: Echo: ${Array(REPEAT).fill(LINE).join(' ')}`;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * The session's clock, moved by the test: `now()` stands still and timers fire only when
- * `advance` passes their time. The network stays real.
- */
-function manualClock(): { environment: Partial<ClientEnvironment>; advance(ms: number): void } {
-  let now = 1_000_000;
-  let nextId = 0;
-  const timers = new Map<number, { at: number; run: () => void }>();
-  return {
-    environment: {
-      warn: () => {},
-      now: () => now,
-      setTimeout: (run, ms) => {
-        nextId += 1;
-        timers.set(nextId, { at: now + ms, run });
-        return nextId;
-      },
-      clearTimeout: (handle) => {
-        timers.delete(handle as number);
-      },
-    },
-    advance(ms) {
-      now += ms;
-      const due = [...timers].filter(([, timer]) => timer.at <= now).sort(([, a], [, b]) => a.at - b.at);
-      for (const [id, timer] of due) {
-        timers.delete(id);
-        timer.run();
-      }
-    },
-  };
-}
 
 /** Either React path, mounted with its default options apart from the clock. */
 interface Page {
