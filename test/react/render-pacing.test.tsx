@@ -1,7 +1,9 @@
 // @vitest-environment happy-dom
 import { waitFor as waitForDom } from '@testing-library/react';
+import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientEnvironment } from '../../src/client/environment.js';
+import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/delta-pacer.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer } from './support/harness.js';
@@ -113,6 +115,42 @@ describe.each(['useDurableChat', 'useChat'] as const)('%s, default options: delt
     clock.advance(W);
     await pause(200);
     expect(page.renders()).toBe(renders);
+  });
+});
+
+describe('useDurableChat: a chat switched away from while a delta is held', () => {
+  it('hears nothing of it in the next chat, and shows its reply exactly once when shown again', async () => {
+    const clock = manualClock();
+    const records = new Map<string, PersistedChatRecord>();
+    const a = nextChatId('held-a');
+    const b = nextChatId('held-b');
+    const options = (chatId: string, messages?: UIMessage[]) =>
+      chatOptions(server, chatId, records, {
+        environment: clock.environment,
+        clientData: { delayMs: 10, repeat: REPEAT },
+        ...(messages === undefined ? {} : { messages }),
+      });
+    const chat = mountChat(options(a));
+    void chat.run((current) => current.sendMessage({ text: LINE }));
+    await waitForDom(() => expect((chat.transcript()[1] ?? '').length).toBeGreaterThan('assistant: '.length));
+    await pause(60);
+    const user = structuredClone(chat.current.messages[0]) as UIMessage;
+    await chat.current.session.sessionTransport.getClient(a).flushPersistence();
+
+    chat.update(options(b));
+    await waitForDom(() => expect(chat.current.session.id).toBe(b));
+    // Chat A's window ends while chat B is shown: what A held goes nowhere.
+    clock.advance(W);
+    await pause(100);
+    expect(chat.transcript()).toEqual([]);
+
+    chat.update(options(a, [user]));
+    await waitForDom(() => expect(chat.transcript()).toEqual([`user: ${LINE}`, fullReply]), {
+      timeout: 10_000,
+    });
+    await waitForDom(() => expect(chat.current.status).toBe('ready'));
+    expect(chat.transcript()).toEqual([`user: ${LINE}`, fullReply]);
+    chat.unmount();
   });
 });
 
