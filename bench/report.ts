@@ -11,6 +11,7 @@ import { targetChecks, targetsTable } from './targets.js';
 
 const LABEL: Record<VariantName, string> = {
   'durable-chat': '(a) durable-chat `SessionChatTransport`',
+  'durable-chat-unmerged': '(a′) durable-chat, `coalesceDeltas: false`',
   trigger: '(b) `TriggerChatTransport`',
   floor: '(c) floor: eventsource-parser + JSON.parse',
   'floor-stream': '(c′) floor + a ReadableStream (the ChatTransport shape)',
@@ -22,17 +23,26 @@ export function throughputTable(cells: ThroughputCell[], consume: ThroughputCell
     .map((cell) => {
       const floor = cellOf(cells, (c) => c.shape === cell.shape && c.consume === consume, 'floor');
       const platform = cellOf(cells, (c) => c.shape === cell.shape && c.consume === consume, 'trigger');
+      const floorStream = cellOf(
+        cells,
+        (c) => c.shape === cell.shape && c.consume === consume,
+        'floor-stream',
+      );
       if (cell.error !== undefined)
-        return [cell.shape, LABEL[cell.variant], `FAILED: ${cell.error}`, '', '', '', '', '', ''];
+        return [cell.shape, LABEL[cell.variant], `FAILED: ${cell.error}`, '', '', '', '', '', '', '', ''];
       return [
         cell.shape,
         LABEL[cell.variant],
         formatNumber(cell.wallMs, 0),
         formatNumber(cell.chunksPerSecond, 0),
+        consume === 'chunks' ? formatNumber(cell.deliveredChunks, 0) : '',
         formatNumber(cell.cpuUsPerChunk, 2),
         formatMiB(cell.peakRssBytes),
         formatMiB(cell.turnRssBytes),
         formatNumber(ratio(cell.cpuUsPerChunk, floor?.cpuUsPerChunk ?? Number.NaN), 2),
+        consume === 'chunks'
+          ? formatNumber(ratio(cell.cpuUsPerChunk, floorStream?.cpuUsPerChunk ?? Number.NaN), 2)
+          : '',
         formatNumber(ratio(cell.cpuUsPerChunk, platform?.cpuUsPerChunk ?? Number.NaN), 2),
       ];
     });
@@ -42,10 +52,12 @@ export function throughputTable(cells: ThroughputCell[], consume: ThroughputCell
       'client',
       'wall ms',
       'chunks/s',
+      'chunks delivered',
       'CPU µs/chunk',
       'peak RSS',
       'RSS growth',
       'CPU ÷ floor',
+      'CPU ÷ floor + stream',
       'CPU ÷ platform',
     ],
     rows,
@@ -87,14 +99,36 @@ export function rendersTable(cells: RendersCell[]): string {
   const rows = cells.map((cell) =>
     cell.error === undefined
       ? [
+          cell.path,
           cell.throttle,
+          cell.pacing,
           String(cell.runs),
           formatNumber(cell.chunksPerSecond, 0),
           formatNumber(cell.rendersPerThousandChunks, 1),
+          formatNumber(cell.cpuUsPerChunk, 0),
+          formatNumber(cell.addedLatency.medianMs, 1),
+          formatNumber(cell.addedLatency.p95Ms, 1),
+          formatNumber(cell.addedLatency.p99Ms, 1),
+          formatNumber(cell.addedLatency.maxMs, 1),
         ]
-      : [cell.throttle, '', '', `FAILED: ${cell.error}`],
+      : [cell.path, cell.throttle, cell.pacing, '', '', `FAILED: ${cell.error}`, '', '', '', '', ''],
   );
-  return markdownTable(['throttle', 'runs', 'chunks/s arriving', 'renders per 1,000 chunks'], rows);
+  return markdownTable(
+    [
+      'path',
+      'throttle',
+      'pacing',
+      'runs',
+      'chunks/s arriving',
+      'renders per 1,000 chunks',
+      'CPU µs/chunk',
+      'added ms median',
+      'p95',
+      'p99',
+      'max',
+    ],
+    rows,
+  );
 }
 
 export function scaleTable(cells: ScaleCell[]): string {
@@ -168,7 +202,7 @@ export function renderReport(results: BenchResults): string {
     firstChunkTable(results.firstChunk),
     '### Resume after a dropped connection',
     resumeTable(results.resume),
-    '### Renders through `useDurableChat`',
+    "### Renders: `useDurableChat`, and `useChat` over `useChatSession` (added latency: a delta's arrival → the first commit showing it)",
     rendersTable(results.renders),
     '### Scale: concurrent sessions in one process',
     scaleTable(results.scale),

@@ -4,10 +4,11 @@ import { fileURLToPath } from 'node:url';
 import * as durableChat from 'durable-chat';
 import type { BenchResults } from './bench-results.js';
 import { VARIANT_NAMES, type VariantName } from './clients/client-variant.js';
+import { CPU_GUARD_RATIO, cpuGuardViolations } from './guard.js';
 import { renderReport } from './report.js';
 import { benchFirstChunk } from './scenarios/first-chunk.js';
 import { benchLongTurn } from './scenarios/long-turn.js';
-import { benchRenders } from './scenarios/renders.js';
+import { benchRenders, RENDERS_PACINGS } from './scenarios/renders.js';
 import { benchResume } from './scenarios/resume.js';
 import { benchScale } from './scenarios/scale.js';
 import { benchThroughput, type StreamShape } from './scenarios/throughput.js';
@@ -22,7 +23,9 @@ const SCENARIOS = ['throughput', 'first-chunk', 'resume', 'renders', 'scale', 'l
 type Scenario = (typeof SCENARIOS)[number];
 
 const args = process.argv.slice(2);
-const output = fileURLToPath(new URL('./results.json', import.meta.url));
+const output = fileURLToPath(
+  new URL(args.includes('--quick') ? '../.tmp/bench-quick.json' : './results.json', import.meta.url),
+);
 if (args.includes('--print')) {
   // Prints the tables of the last run again (for the docs) without measuring anything.
   const saved = JSON.parse(await readFile(output, 'utf8')) as { results: BenchResults };
@@ -30,15 +33,16 @@ if (args.includes('--print')) {
   process.exit(0);
 }
 const quick = args.includes('--quick');
+// The quick run is CI's regression guard: its figures go to .tmp/, never over the full run's.
 const onlyArg = args.find((arg) => arg.startsWith('--only='));
 const only = new Set<string>(onlyArg === undefined ? SCENARIOS : onlyArg.slice('--only='.length).split(','));
 const wanted = (scenario: Scenario) => only.has(scenario);
 
 const settings = quick
   ? {
-      runs: 1,
-      deltas: 10_000,
-      warmupDeltas: 1_000,
+      runs: 3,
+      deltas: 50_000,
+      warmupDeltas: 10_000,
       firstChunkRuns: 6,
       firstChunkRounds: 1,
       resumeRuns: 2,
@@ -87,6 +91,8 @@ const listArg = (name: string) =>
 const shapeFilter = listArg('shapes')?.map((key) => SHAPES.find((shape) => shape.label.includes(key))?.label);
 const variantFilter = listArg('variants');
 const noReducer = args.includes('--no-reducer');
+const pacingFilter = listArg('pacings');
+const pathFilter = listArg('paths');
 
 const log = (line: string) => console.log(line);
 const started = performance.now();
@@ -118,20 +124,31 @@ const results: BenchResults = {
   scale: [],
   longTurn: [],
 };
-if (wanted('throughput')) {
-  log('throughput (scenarios 1 and 2)');
-  results.throughput = await benchThroughput({
-    runs: settings.runs,
+const measureThroughput = (shapes: StreamShape[], runs: number) =>
+  benchThroughput({
+    runs,
     deltas: settings.deltas,
     warmupDeltas: settings.warmupDeltas,
-    shapes: SHAPES.filter((shape) => shapeFilter === undefined || shapeFilter.includes(shape.label)).map(
-      (shape) => (noReducer ? { ...shape, consumes: ['chunks' as const] } : shape),
+    // The quick run (CI's guard) reads chunks only: the reducer's cost is the AI SDK's.
+    shapes: shapes.map((shape) => (noReducer || quick ? { ...shape, consumes: ['chunks' as const] } : shape)),
+    // The guard needs durable-chat and the floor; the quick run skips the platform client and
+    // the unmerged variant to stay cheap.
+    variants: variants.filter(
+      (name) =>
+        (variantFilter === undefined || variantFilter.includes(name)) && (!quick || name !== 'trigger'),
     ),
-    variants:
-      variantFilter === undefined ? variants : variants.filter((name) => variantFilter.includes(name)),
-    chunkOnlyVariants: ['floor-stream'],
+    chunkOnlyVariants:
+      variants.includes('durable-chat') && !quick
+        ? ['floor-stream', 'durable-chat-unmerged']
+        : ['floor-stream'],
     log,
   });
+if (wanted('throughput')) {
+  log('throughput (scenarios 1 and 2)');
+  results.throughput = await measureThroughput(
+    SHAPES.filter((shape) => shapeFilter === undefined || shapeFilter.includes(shape.label)),
+    settings.runs,
+  );
 }
 if (wanted('first-chunk')) {
   log('time to first chunk (scenario 3)');
@@ -151,7 +168,17 @@ if (wanted('renders')) {
   results.renders = await benchRenders({
     runs: settings.rendersRuns,
     deltas: settings.rendersDeltas,
-    intervalMs: 4,
+    // `--pacings=4,burst`, `--paths=useChat`: a quick A/B of some cells. The quick run (CI)
+    // checks both paths at the bench's usual pace only.
+    pacings: RENDERS_PACINGS.filter((pacing) =>
+      pacingFilter === undefined
+        ? !quick || pacing.label === '4 ms'
+        : pacingFilter.some((key) => pacing.label.startsWith(key)),
+    ),
+    paths: (['useDurableChat', 'useChat'] as const).filter(
+      (path) => pathFilter === undefined || pathFilter.includes(path),
+    ),
+    extraThrottles: listArg('throttles')?.map(Number),
     log,
   });
 }
@@ -199,6 +226,30 @@ const report = {
 };
 await writeFile(output, `${JSON.stringify(report, null, 2)}\n`);
 log(`wrote ${output}`);
+
+// CI's regression guard. A shape over the limit is measured again with more runs before it
+// fails the run, so one noisy sample on a shared machine does not.
+if (quick && wanted('throughput')) {
+  let violations = cpuGuardViolations(results.throughput);
+  if (violations.length > 0) {
+    log(
+      `guard: ${violations.map((v) => `${v.shape} at ${v.ratio.toFixed(2)}x`).join(', ')} the floor; measuring again`,
+    );
+    const again = await measureThroughput(
+      SHAPES.filter((shape) => violations.some((v) => v.shape === shape.label)),
+      settings.runs * 2,
+    );
+    violations = cpuGuardViolations(again);
+  }
+  if (violations.length > 0) {
+    console.error(
+      `bench guard FAILED: durable-chat's CPU per chunk is over ${CPU_GUARD_RATIO}x the floor's (${violations
+        .map((v) => `${v.shape}: ${v.ratio.toFixed(2)}x`)
+        .join(', ')})`,
+    );
+    process.exitCode = 1;
+  } else log(`bench guard: CPU per chunk within ${CPU_GUARD_RATIO}x the floor in every shape`);
+}
 
 // Gaps (a part not built yet) are reported, not failed; a wrong answer fails the run.
 const failed = [

@@ -33,3 +33,11 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
+
+/** The value at `fraction` (0..1) of the sorted list, nearest rank; NaN for an empty list. */
+export function percentile(values: readonly number[], fraction: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((left, right) => left - right);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}

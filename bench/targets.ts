@@ -28,22 +28,30 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
   for (const shape of [...new Set(results.throughput.map((cell) => cell.shape))]) {
     const pick = (variant: VariantName) =>
       cellOf(results.throughput, (c) => c.shape === shape && c.consume === 'chunks', variant);
-    const ours = pick('durable-chat');
-    const floor = pick('floor');
+    const floor = pick('floor')?.cpuUsPerChunk ?? Number.NaN;
+    const floorStream = pick('floor-stream')?.cpuUsPerChunk ?? Number.NaN;
     const platform = pick('trigger');
-    const perChunk = ours?.cpuUsPerChunk ?? Number.NaN;
-    checks.push(
-      check(
-        `CPU/chunk ≤ 1.3x floor (${shape})`,
-        ratio(perChunk, floor?.cpuUsPerChunk ?? Number.NaN),
-        1.3,
-        times,
-      ),
-    );
+    // The defaults, then one chunk per record (`coalesceDeltas: false`), like both floors.
+    for (const variant of ['durable-chat', 'durable-chat-unmerged'] as const) {
+      const ours = pick(variant);
+      if (ours === undefined && variant === 'durable-chat-unmerged') continue;
+      const perChunk = ours?.cpuUsPerChunk ?? Number.NaN;
+      const which = variant === 'durable-chat' ? shape : `${shape}, coalesceDeltas: false`;
+      checks.push(check(`CPU/chunk ≤ 1.3x floor (${which})`, ratio(perChunk, floor), 1.3, times));
+      checks.push(
+        check(
+          `CPU/chunk ≤ 1.15x floor + ReadableStream (${which})`,
+          ratio(perChunk, floorStream),
+          1.15,
+          times,
+        ),
+      );
+    }
+    const ours = pick('durable-chat');
     checks.push(
       check(
         `CPU/chunk well under the platform's (${shape}, ≤ 0.75x)`,
-        ratio(perChunk, platform?.cpuUsPerChunk ?? Number.NaN),
+        ratio(ours?.cpuUsPerChunk ?? Number.NaN, platform?.cpuUsPerChunk ?? Number.NaN),
         0.75,
         times,
       ),
@@ -62,9 +70,9 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
     const raw = cellOf(results.firstChunk, (c) => c.server === server, 'floor');
     checks.push(
       check(
-        `first chunk ≤ 1.3x raw fetch (${server})`,
+        `first chunk ≤ 1.1x raw fetch (${server})`,
         ratio(ours?.firstChunkMs ?? Number.NaN, raw?.firstChunkMs ?? Number.NaN),
-        1.3,
+        1.1,
         times,
       ),
     );
@@ -91,9 +99,37 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
     const ours = cellOf(results.resume, (c) => c.cutMode === cutMode, 'durable-chat');
     checks.push(
       check(
-        `resume < 150 ms (${cutMode}, worst drop)`,
+        `resume < 50 ms (${cutMode}, worst drop)`,
         ours?.maxGapMs ?? Number.NaN,
-        150,
+        50,
+        (v) => `${formatNumber(v, 1)} ms`,
+      ),
+    );
+  }
+  for (const cell of results.renders.filter((c) => c.throttle === 'default')) {
+    const where = `${cell.path}, default, ${cell.pacing}`;
+    const failed = cell.error !== undefined;
+    checks.push(
+      check(
+        `renders ≤ 25 per 1,000 chunks (${where})`,
+        failed ? Number.NaN : cell.rendersPerThousandChunks,
+        25,
+        (v) => formatNumber(v, 1),
+      ),
+    );
+    checks.push(
+      check(
+        `added latency ≤ 50 ms (${where}, p99)`,
+        failed ? Number.NaN : cell.addedLatency.p99Ms,
+        50,
+        (v) => `${formatNumber(v, 1)} ms`,
+      ),
+    );
+    checks.push(
+      check(
+        `added latency ≤ 50 ms (${where}, worst delta)`,
+        failed ? Number.NaN : cell.addedLatency.maxMs,
+        50,
         (v) => `${formatNumber(v, 1)} ms`,
       ),
     );

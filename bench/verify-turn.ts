@@ -5,6 +5,8 @@ import type { ExpectedReply } from './fixture-turn.js';
 /** Collects what a client delivered, cheaply enough not to distort the timing. */
 export interface ChunkCollector {
   count: number;
+  /** Chunks other than text deltas (which a client may merge: see `coalesceDeltas`). */
+  frames: number;
   deltas: string[];
   firstType: string | undefined;
   lastType: string | undefined;
@@ -14,6 +16,7 @@ export interface ChunkCollector {
 export function createCollector(): ChunkCollector {
   const collector: ChunkCollector = {
     count: 0,
+    frames: 0,
     deltas: [],
     firstType: undefined,
     lastType: undefined,
@@ -22,6 +25,7 @@ export function createCollector(): ChunkCollector {
       collector.firstType ??= chunk.type;
       collector.lastType = chunk.type;
       if (chunk.type === 'text-delta') collector.deltas.push(chunk.delta);
+      else collector.frames++;
     },
   };
   return collector;
@@ -34,6 +38,8 @@ export function createCollector(): ChunkCollector {
  */
 export interface HashingCollector {
   count: number;
+  /** Chunks other than text deltas (which a client may merge: see `coalesceDeltas`). */
+  frames: number;
   firstType: string | undefined;
   lastType: string | undefined;
   textLength: number;
@@ -59,6 +65,7 @@ export function expectedTextHash(text: string): { textLength: number; textHash: 
 export function createHashingCollector(): HashingCollector {
   const collector: HashingCollector = {
     count: 0,
+    frames: 0,
     firstType: undefined,
     lastType: undefined,
     textLength: 0,
@@ -70,20 +77,28 @@ export function createHashingCollector(): HashingCollector {
       if (chunk.type === 'text-delta') {
         collector.textLength += chunk.delta.length;
         collector.textHash = hashText(collector.textHash, chunk.delta);
-      }
+      } else collector.frames++;
     },
   };
   return collector;
 }
 
-/** Throws unless the hashed reply has the turn's chunk count, frame and text (by hash and length). */
+/**
+ * Throws unless the hashed reply has the turn's chunks and text (by hash and length). Text
+ * deltas may arrive merged (the hash runs over the text, not the deltas); every other chunk
+ * exactly once.
+ */
 export function verifyHashed(
   label: string,
-  turn: { chunkCount: number; textLength: number; textHash: number },
+  turn: { chunkCount: number; deltas: number; textLength: number; textHash: number },
   collector: HashingCollector,
 ): void {
-  if (collector.count !== turn.chunkCount) {
-    throw mismatch(label, `${collector.count} chunks, expected ${turn.chunkCount}`);
+  const frames = turn.chunkCount - turn.deltas;
+  if (collector.frames !== frames || collector.count > turn.chunkCount) {
+    throw mismatch(
+      label,
+      `${collector.count} chunks (${collector.frames} not text deltas), expected ${turn.chunkCount} (${frames})`,
+    );
   }
   if (collector.firstType !== 'start' || collector.lastType !== 'finish') {
     throw mismatch(
@@ -124,10 +139,17 @@ function firstDifference(actual: string, expected: string): number {
   return length;
 }
 
-/** Throws unless the client delivered exactly the turn's chunks and text. */
+/**
+ * Throws unless the client delivered exactly the turn's chunks and text. Text deltas may
+ * arrive merged (fewer, longer deltas with the same text); every other chunk exactly once.
+ */
 export function verifyChunks(label: string, turn: ExpectedReply, collector: ChunkCollector): void {
-  if (collector.count !== turn.chunkCount) {
-    throw mismatch(label, `${collector.count} chunks, expected ${turn.chunkCount}`);
+  const frames = turn.chunkCount - turn.deltas;
+  if (collector.frames !== frames || collector.count > turn.chunkCount) {
+    throw mismatch(
+      label,
+      `${collector.count} chunks (${collector.frames} not text deltas), expected ${turn.chunkCount} (${frames})`,
+    );
   }
   if (collector.firstType !== 'start' || collector.lastType !== 'finish') {
     throw mismatch(

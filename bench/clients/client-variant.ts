@@ -23,9 +23,10 @@ export interface ClientVariant {
 /**
  * `floor-stream`: the floor's chunks handed over through a `ReadableStream`, the shape every
  * `ChatTransport` must return; the gap between `floor` and `floor-stream` is the interface's
- * own cost, which no transport can avoid.
+ * own cost, which no transport can avoid. `durable-chat-unmerged`: the transport with
+ * `coalesceDeltas: false`, one chunk per record like the floors.
  */
-export type VariantName = 'durable-chat' | 'trigger' | 'floor' | 'floor-stream';
+export type VariantName = 'durable-chat' | 'durable-chat-unmerged' | 'trigger' | 'floor' | 'floor-stream';
 
 export const VARIANT_NAMES: readonly VariantName[] = ['durable-chat', 'trigger', 'floor'];
 
@@ -38,6 +39,8 @@ export async function loadVariant(name: VariantName): Promise<ClientVariant> {
   switch (name) {
     case 'durable-chat':
       return (await import('./durable-chat-client.js')).createDurableChatVariant();
+    case 'durable-chat-unmerged':
+      return (await import('./durable-chat-client.js')).createDurableChatVariant({ coalesceDeltas: false });
     case 'trigger':
       return (await import('./trigger-client.js')).createTriggerVariant();
     case 'floor':

@@ -7,7 +7,7 @@ import type { ClientVariant } from './client-variant.js';
  * the platform's transport is hydrated with, so neither pays for a create call, with that
  * create's `isCached` as `createChatRouteHandler` passes it on.
  */
-export function createDurableChatVariant(): ClientVariant {
+export function createDurableChatVariant(options: { coalesceDeltas?: boolean } = {}): ClientVariant {
   let transport: SessionChatTransport | undefined;
   const tokens = new Map<string, string>();
   const created = new Map<string, boolean | undefined>();
@@ -22,7 +22,7 @@ export function createDurableChatVariant(): ClientVariant {
     return value;
   };
   return {
-    name: 'durable-chat',
+    name: options.coalesceDeltas === false ? 'durable-chat-unmerged' : 'durable-chat',
     async send({ baseUrl, chatId, token: sessionToken, isCached, message }) {
       tokens.set(chatId, sessionToken);
       created.set(chatId, isCached);
@@ -36,6 +36,7 @@ export function createDurableChatVariant(): ClientVariant {
             : { publicAccessToken: token(id), isCached: cached };
         },
         getAccessToken: async ({ chatId: id }) => token(id),
+        ...options,
       });
       return transport.sendMessages({
         trigger: 'submit-message',

@@ -8,6 +8,7 @@ import { type Sample, sampleProcess, startSample } from './measure.js';
 /** What the reply must be, by chunk count and text hash (computed by the parent process). */
 export interface HashedReply {
   chunkCount: number;
+  deltas: number;
   textLength: number;
   textHash: number;
 }
@@ -21,7 +22,10 @@ export interface LongTurnJob {
 }
 
 export interface LongTurnResult extends Sample {
+  /** The turn's chunks (records). */
   chunks: number;
+  /** Chunks the reader received (fewer when text deltas were merged). */
+  delivered: number;
   /**
    * Highest RSS seen during the turn, sampled every 10 ms. The process's lifetime peak can
    * predate the turn (start-up), which would hide the turn's own growth.
@@ -59,13 +63,15 @@ export async function runLongTurnJob(job: LongTurnJob): Promise<LongTurnResult> 
     const context = { baseUrl: job.baseUrl, chatId, token, isCached, message: userMessage('hello') };
     const collector = createHashingCollector();
     const add = collector.add;
-    const checkpoint = Math.floor(spec.expected.chunkCount * RETAINED_AT);
+    // By text read, not chunks: a client may merge deltas.
+    const checkpoint = Math.floor(spec.expected.textLength * RETAINED_AT);
     let retainedBytes = Number.NaN;
     const sample = startSample();
     const before = heldBytes();
     collector.add = (chunk) => {
       add(chunk);
-      if (collector.count === checkpoint) retainedBytes = heldBytes() - before;
+      if (Number.isNaN(retainedBytes) && collector.textLength >= checkpoint)
+        retainedBytes = heldBytes() - before;
     };
     let turnPeakRssBytes = sample.baselineRssBytes;
     const sampler = setInterval(() => {
@@ -80,7 +86,13 @@ export async function runLongTurnJob(job: LongTurnJob): Promise<LongTurnResult> 
     turnPeakRssBytes = Math.max(turnPeakRssBytes, process.memoryUsage.rss());
     const result = sampleProcess(sample);
     verifyHashed(`${job.variant}/long-turn/${spec.name}`, spec.expected, collector);
-    return { ...result, chunks: collector.count, turnPeakRssBytes, retainedBytes };
+    return {
+      ...result,
+      chunks: spec.expected.chunkCount,
+      delivered: collector.count,
+      turnPeakRssBytes,
+      retainedBytes,
+    };
   };
   await once(job.warmup);
   const result = await once(job.turn);

@@ -1,27 +1,47 @@
+import { useChat } from '@ai-sdk/react';
 import type { UIMessage } from 'ai';
 import { DurableChatError } from 'durable-chat';
-import { type UseDurableChatResult, useDurableChat } from 'durable-chat/react';
+import { type ChatSessionOptions, useChatSession, useDurableChat } from 'durable-chat/react';
 import { Window } from 'happy-dom';
-import { createElement } from 'react';
+import { createElement, useLayoutEffect } from 'react';
 import { userMessage } from '../clients/client-variant.js';
 import type { ServedTurnSpec } from '../fixture-server.js';
-import { chatIdFor, expectedReply } from '../fixture-turn.js';
+import { buildDeltas, chatIdFor, expectedReply } from '../fixture-turn.js';
 import { createSession } from '../session-setup.js';
+import { median, percentile } from '../stats.js';
 import { verifyMessage } from '../verify-turn.js';
+import { arrivalClock } from './arrival-clock.js';
+
+/** The two React paths: the all-in-one hook, and the AI SDK's `useChat` over `useChatSession`. */
+export type RendersPath = 'useDurableChat' | 'useChat';
 
 export interface RendersJob {
   kind: 'renders';
   baseUrl: string;
   /** A paced turn, so the throttle (a time window) meets a realistic chunk rate. */
   turn: ServedTurnSpec;
-  /** `experimental_throttle`; undefined: the hook's default. */
+  path: RendersPath;
+  /** The path's `throttle` option; undefined: its default. */
   throttleMs: number | undefined;
+}
+
+export interface LatencySummary {
+  medianMs: number;
+  p95Ms: number;
+  p99Ms: number;
+  maxMs: number;
 }
 
 export interface RendersResult {
   renders: number;
   chunks: number;
   wallMs: number;
+  /** Text deltas per second as they reached the client (first to last arrival). */
+  deltasPerSecond: number;
+  /** The worker's CPU (user + system) from the send to the final render, per chunk. */
+  cpuUsPerChunk: number;
+  /** Per text delta: from its arrival at the client to the first committed render holding it. */
+  addedLatency: LatencySummary;
 }
 
 const POLL_MS = 5;
@@ -51,73 +71,161 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-interface ProbeProps {
-  chatId: string;
-  baseUrl: string;
-  token: string;
-  throttleMs: number | undefined;
-  onRender: (helpers: UseDurableChatResult<UIMessage>) => void;
+/** What the probe saw on each render, and when each commit happened with how much reply text. */
+interface Seen {
+  messages: UIMessage[];
+  status: string;
+  sendMessage: (message: UIMessage) => Promise<void>;
 }
 
-/** Renders nothing; reports every render of the hook to the job. */
-function Probe({ chatId, baseUrl, token, throttleMs, onRender }: ProbeProps): null {
+interface ProbeProps {
+  session: ChatSessionOptions;
+  path: RendersPath;
+  throttleMs: number | undefined;
+  onRender: (seen: Seen) => void;
+  onCommit: (textLength: number) => void;
+}
+
+function replyTextLength(messages: UIMessage[]): number {
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'assistant') return 0;
+  let length = 0;
+  for (const part of last.parts) if (part.type === 'text') length += part.text.length;
+  return length;
+}
+
+/** Renders nothing; reports every render and every commit (with the reply's text length). */
+function DurableProbe({ session, throttleMs, onRender, onCommit }: ProbeProps): null {
   const helpers = useDurableChat<UIMessage>({
-    chatId,
-    baseURL: baseUrl,
-    taskIdentifier: 'bench',
-    startSession: async () => ({ publicAccessToken: token }),
-    persistence: false,
-    tabs: false,
-    resume: false,
-    ...(throttleMs === undefined ? {} : { experimental_throttle: throttleMs }),
+    ...session,
+    ...(throttleMs === undefined ? {} : { throttle: throttleMs }),
   });
-  onRender(helpers);
+  onRender({ messages: helpers.messages, status: helpers.status, sendMessage: helpers.sendMessage });
+  const length = replyTextLength(helpers.messages);
+  useLayoutEffect(() => onCommit(length));
   return null;
 }
 
+function PlainProbe({ session, throttleMs, onRender, onCommit }: ProbeProps): null {
+  const chatSession = useChatSession({
+    ...session,
+    ...(throttleMs === undefined ? {} : { throttle: throttleMs }),
+  } as ChatSessionOptions);
+  const chat = useChat({ id: chatSession.id, transport: chatSession.transport });
+  onRender({ messages: chat.messages, status: chat.status, sendMessage: chat.sendMessage });
+  const length = replyTextLength(chat.messages);
+  useLayoutEffect(() => onCommit(length));
+  return null;
+}
+
+function summarize(values: number[]): LatencySummary {
+  return {
+    medianMs: median(values),
+    p95Ms: percentile(values, 0.95),
+    p99Ms: percentile(values, 0.99),
+    maxMs: Math.max(...values),
+  };
+}
+
 /**
- * Scenario 5: a real React root (happy-dom) rendering `useDurableChat`; one send; renders
- * counted from the send to the final message, which must hold the turn's exact text.
+ * Scenario 5: a real React root (happy-dom) rendering one React path; one send; renders
+ * counted from the send to the final message, which must hold the turn's exact text. Each
+ * delta's added latency runs from the moment its record's bytes reached the client to the
+ * first commit whose reply text reaches the end of that delta.
  */
 export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
   const container = installDom();
   // Loaded after the DOM exists: react-dom reads the globals when it loads.
   const { createRoot } = await import('react-dom/client');
-  const chatId = chatIdFor(job.turn.name, `renders-${process.pid}-${job.throttleMs ?? 'default'}`);
+  const chatId = chatIdFor(
+    job.turn.name,
+    `renders-${process.pid}-${job.path}-${job.throttleMs ?? 'default'}`,
+  );
   const { publicAccessToken } = await createSession(job.baseUrl, chatId);
+  const clock = arrivalClock();
+  const session: ChatSessionOptions = {
+    chatId,
+    baseURL: job.baseUrl,
+    taskIdentifier: 'bench',
+    startSession: async () => ({ publicAccessToken }),
+    fetch: clock.fetch,
+    persistence: false,
+    tabs: false,
+  };
   let renders = 0;
-  let latest: UseDurableChatResult<UIMessage> | undefined;
-  const onRender = (helpers: UseDurableChatResult<UIMessage>) => {
+  let latest: Seen | undefined;
+  const commits: { at: number; length: number }[] = [];
+  const onRender = (seen: Seen) => {
     renders++;
-    latest = helpers;
+    latest = seen;
+  };
+  const onCommit = (length: number) => {
+    const previous = commits[commits.length - 1];
+    if (previous === undefined || previous.length !== length) commits.push({ at: performance.now(), length });
   };
   const root = createRoot(container);
+  const probe = job.path === 'useDurableChat' ? DurableProbe : PlainProbe;
   root.render(
-    createElement(Probe, {
-      chatId,
-      baseUrl: job.baseUrl,
-      token: publicAccessToken,
+    createElement(probe, {
+      session: job.path === 'useDurableChat' ? { ...session, resume: false } : session,
+      path: job.path,
       throttleMs: job.throttleMs,
       onRender,
-    }),
+      onCommit,
+    } as ProbeProps),
   );
   await until(() => latest !== undefined, 'the first render');
 
   const expected = expectedReply(job.turn);
   const before = renders;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await latest?.sendMessage(userMessage('hello'));
-  const lastText = () => {
+  const reply = () => {
     const message = latest?.messages[latest.messages.length - 1];
     return message?.role === 'assistant' ? message : undefined;
   };
   await until(
-    () => latest?.status === 'ready' && (lastText()?.parts.some((part) => part.type === 'text') ?? false),
+    () => latest?.status === 'ready' && (reply()?.parts.some((part) => part.type === 'text') ?? false),
     'the reply',
   );
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   const counted = renders - before;
-  verifyMessage(`renders/${job.throttleMs ?? 'default'}`, expected, lastText());
+  verifyMessage(`renders/${job.path}/${job.throttleMs ?? 'default'}`, expected, reply());
   root.unmount();
-  return { renders: counted, chunks: expected.chunkCount, wallMs };
+
+  const { arrivals } = clock;
+  if (arrivals.length !== expected.deltas) {
+    throw new DurableChatError({
+      code: 'UNEXPECTED_RESPONSE',
+      message: `renders: saw ${arrivals.length} text-delta records arrive, expected ${expected.deltas}`,
+    });
+  }
+  const latencies: number[] = [];
+  let end = 0;
+  let commit = 0;
+  for (const [index, delta] of buildDeltas(job.turn.deltas, job.turn.seed ?? 42).entries()) {
+    end += delta.length;
+    while (commit < commits.length && (commits[commit]?.length ?? 0) < end) commit++;
+    const shown = commits[commit];
+    const arrived = arrivals[index];
+    if (shown === undefined || arrived === undefined) {
+      throw new DurableChatError({
+        code: 'UNEXPECTED_RESPONSE',
+        message: `renders: delta ${index} was never committed`,
+      });
+    }
+    latencies.push(Math.max(0, shown.at - arrived));
+  }
+  const first = arrivals[0] ?? 0;
+  const last = arrivals[arrivals.length - 1] ?? first;
+  return {
+    renders: counted,
+    chunks: expected.chunkCount,
+    wallMs,
+    cpuUsPerChunk: (cpu.user + cpu.system) / expected.chunkCount,
+    deltasPerSecond: last > first ? (arrivals.length - 1) / ((last - first) / 1000) : Number.NaN,
+    addedLatency: summarize(latencies),
+  };
 }

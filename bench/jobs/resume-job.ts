@@ -3,7 +3,7 @@ import { DurableChatError } from 'durable-chat';
 import { loadVariant, userMessage, type VariantName } from '../clients/client-variant.js';
 import { floorResumingTurn } from '../clients/floor-client.js';
 import type { ServedTurnSpec, SessionStats } from '../fixture-server.js';
-import { chatIdFor, expectedReply, type TurnSpec } from '../fixture-turn.js';
+import { buildDeltas, chatIdFor, expectedReply, type TurnSpec } from '../fixture-turn.js';
 import { createSession } from '../session-setup.js';
 import { createCollector, drain, verifyChunks } from '../verify-turn.js';
 
@@ -27,11 +27,21 @@ async function fetchStats(baseUrl: string, chatId: string): Promise<SessionStats
   return (await response.json()) as SessionStats;
 }
 
+/** Text length once every delta up to record `seq` has arrived (records 0-2 frame the text). */
+function textOffsetAfter(spec: TurnSpec, seq: number): number {
+  const deltas = buildDeltas(spec.deltas, spec.seed ?? 42);
+  let offset = 0;
+  for (let index = 0; index <= seq - FRAME_BEFORE_TEXT && index < deltas.length; index++)
+    offset += deltas[index]?.length ?? 0;
+  return offset;
+}
+const FRAME_BEFORE_TEXT = 3;
+
 /**
  * Resume time as the app sees it: the server writes record `cutAfterSeq`, flushes and
- * kills the connection; the gap between that record's chunk and the next one covers
- * noticing the drop, any backoff, the reconnect and the first byte. Data chunk `i` is
- * record `i`, so the chunk index names the record.
+ * kills the connection; the gap between that record's text reaching the app and the next
+ * record's covers noticing the drop, any backoff, the reconnect and the first byte. Text
+ * offsets name the records, so a client that merges deltas is timed the same way.
  */
 export async function runResumeJob(job: ResumeJob): Promise<ResumeResult> {
   const variant = await loadVariant(job.variant);
@@ -42,11 +52,16 @@ export async function runResumeJob(job: ResumeJob): Promise<ResumeResult> {
     const context = { baseUrl: job.baseUrl, chatId, token, isCached, message: userMessage('hello') };
     const collector = createCollector();
     const arrivals: number[] = [];
-    const cut = job.turn.cutAfterSeq;
+    const cutOffset = textOffsetAfter(spec, job.turn.cutAfterSeq);
+    let textLength = 0;
     const onChunk = (chunk: UIMessageChunk) => {
-      const index = collector.count;
-      if (index === cut || index === cut + 1) arrivals.push(performance.now());
       collector.add(chunk);
+      if (chunk.type !== 'text-delta') return;
+      const before = textLength;
+      textLength += chunk.delta.length;
+      // The chunk that completes the cut record's text, then the first one past it.
+      if (before < cutOffset && textLength >= cutOffset) arrivals.push(performance.now());
+      if (before <= cutOffset && textLength > cutOffset) arrivals.push(performance.now());
     };
     if (job.variant === 'floor') await floorResumingTurn(context, onChunk);
     else await drain(await variant.send(context), { add: onChunk });

@@ -18,7 +18,10 @@ export interface ThroughputJob {
 }
 
 export interface ThroughputResult extends Sample {
+  /** The turn's chunks (records). */
   chunks: number;
+  /** Chunks the consumer received (fewer when text deltas were merged); reducer runs: unset. */
+  delivered?: number;
 }
 
 /**
@@ -49,7 +52,8 @@ export async function runThroughputJob(job: ThroughputJob): Promise<ThroughputRe
     else await drain(await variant.send(context), collector);
     const result = sampleProcess(sample);
     verifyChunks(label, turn, collector);
-    return { ...result, chunks: collector.count };
+    // Per chunk of the turn as sent, whether the client delivered them one by one or merged.
+    return { ...result, chunks: turn.chunkCount, delivered: collector.count };
   };
   await once(job.warmup);
   const result = await once(job.turn);

@@ -45,8 +45,8 @@ export async function benchLongTurn(options: LongTurnOptions): Promise<LongTurnC
   const server = await startFixtureChild([turn, warmup]);
   // Hashed here, so no worker ever holds the expected text.
   const hashed = (spec: TurnSpec): TurnSpec & { expected: HashedReply } => {
-    const { chunkCount, text } = expectedReply(spec);
-    return { ...spec, expected: { chunkCount, ...expectedTextHash(text) } };
+    const { chunkCount, deltas, text } = expectedReply(spec);
+    return { ...spec, expected: { chunkCount, deltas, ...expectedTextHash(text) } };
   };
   const jobTurn = hashed(turn);
   const jobWarmup = hashed(warmup);

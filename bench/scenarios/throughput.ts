@@ -37,6 +37,8 @@ export interface ThroughputCell {
   peakRssBytes: number;
   /** Peak RSS minus the RSS right before the turn: what the turn itself cost. */
   turnRssBytes: number;
+  /** Chunks the consumer received (median): fewer than the turn's when deltas were merged. */
+  deliveredChunks: number;
   samples: ThroughputResult[];
   /** Why the cell has no figures, when it has none. */
   error?: string;
@@ -45,7 +47,13 @@ export interface ThroughputCell {
 function summarize(
   base: Omit<
     ThroughputCell,
-    'runs' | 'wallMs' | 'chunksPerSecond' | 'cpuUsPerChunk' | 'peakRssBytes' | 'turnRssBytes'
+    | 'runs'
+    | 'wallMs'
+    | 'chunksPerSecond'
+    | 'cpuUsPerChunk'
+    | 'peakRssBytes'
+    | 'turnRssBytes'
+    | 'deliveredChunks'
   >,
 ): ThroughputCell {
   const { samples } = base;
@@ -57,6 +65,7 @@ function summarize(
     cpuUsPerChunk: median(samples.map((sample) => sample.cpuUs / sample.chunks)),
     peakRssBytes: median(samples.map((sample) => sample.peakRssBytes)),
     turnRssBytes: median(samples.map((sample) => sample.peakRssBytes - sample.baselineRssBytes)),
+    deliveredChunks: median(samples.map((sample) => sample.delivered ?? sample.chunks)),
   };
 }
 

@@ -34,6 +34,12 @@ export interface OutReadHandlers {
   waitForCapacity?(): Promise<void> | undefined;
   /** A connection answered 200 (`true`) or ended (`false`): liveness checks need to know. */
   onConnection?(open: boolean): void;
+  /**
+   * Once per network read that brought at least one batch (pings excluded), with the time
+   * of that read: activity is noted per read, not per batch, so a stream of one-record
+   * batches pays for one clock read per read.
+   */
+  onBatches?(at: number): void;
 }
 
 export interface OutReadOptions {
@@ -73,6 +79,8 @@ export class OutReader {
   private droppedAt: number | undefined;
   private firstOfConnection = true;
   private endSeen: 'done' | 'error-event' | undefined;
+  /** A batch arrived in the current network read. */
+  private batchInRead = false;
 
   constructor(
     private readonly context: ClientContext,
@@ -259,7 +267,11 @@ export class OutReader {
           break;
         }
         lastByteAt = env.now();
+        this.batchInRead = false;
         decoder.push(value);
+        // One store write and one activity note per network read, whatever its batch count.
+        this.flushCursor();
+        if (this.batchInRead) this.handlers.onBatches?.(lastByteAt);
         if (this.stopped || this.endSeen !== undefined) break;
         const pause = this.handlers.waitForCapacity?.();
         if (pause !== undefined) {
@@ -310,8 +322,12 @@ export class OutReader {
             break;
           }
         }
-        this.flushCursor();
-        if (this.stopped) return;
+        this.batchInRead = true;
+        if (this.stopped) {
+          // Whoever stopped the read may look at the store's cursor next: it must be there.
+          this.flushCursor();
+          return;
+        }
         // A batch without a tail means the server sent what it had: treat it as caught up.
         if (event.tail !== undefined) this.tail(event.tail, true);
         else this.handlers.onTail?.(true, this.cursor ?? -1, true);
@@ -355,7 +371,7 @@ export class OutReader {
     this.handlers.onTrimmed?.(cursor, firstSeqNum);
   }
 
-  /** One store write per batch, never per record; the store's cursor only moves forward. */
+  /** One store write per network read, never per record; the store's cursor only moves forward. */
   private flushCursor(): void {
     const cursor = this.cursor;
     if (cursor === undefined || this.options.trackCursor === false) return;

@@ -63,10 +63,13 @@ export function parseBatchData(
     report(new ProtocolError({ code: 'MALFORMED_BATCH', message: 'batch event has no `records` array' }));
     return undefined;
   }
-  const records: OutRecord[] = [];
+  // The parsed array is returned as it is when every record is well formed (the common
+  // case): a copy is made only from the first record that needs dropping or repairing.
+  let records: OutRecord[] | undefined;
   for (let index = 0; index < raw.length; index++) {
     const record = raw[index] as Partial<OutRecord> | null;
     if (typeof record !== 'object' || record === null || !isNonNegativeInteger(record.seq_num)) {
+      records ??= raw.slice(0, index) as OutRecord[];
       report(
         new ProtocolError({
           code: 'MALFORMED_RECORD',
@@ -77,10 +80,11 @@ export function parseBatchData(
     }
     const headersOk = record.headers === undefined || isHeaderList(record.headers);
     if (typeof record.body === 'string' && headersOk && typeof record.timestamp === 'number') {
-      records.push(record as OutRecord);
+      records?.push(record as OutRecord);
       continue;
     }
     // Kept with an unreadable body so the cursor passes it; classification reports it.
+    records ??= raw.slice(0, index) as OutRecord[];
     records.push({
       seq_num: record.seq_num,
       timestamp: typeof record.timestamp === 'number' ? record.timestamp : 0,
@@ -88,6 +92,7 @@ export function parseBatchData(
       headers: headersOk ? record.headers : undefined,
     });
   }
+  records ??= raw as OutRecord[];
   return { records, tail: readTail((parsed as { tail?: unknown }).tail) };
 }
 

@@ -10,12 +10,20 @@ import { ValidationError } from '../errors/validation-error.js';
 import { type SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
 import { type ResolvedPersistence, resolvePersistence } from './browser-persistence.js';
 import type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
+import { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
 import { GuardedTransport, type TurnGate } from './guarded-transport.js';
 import { latestTransportOptions } from './latest-transport-options.js';
+import type { PacingClock } from './relay-stream.js';
 import { ActivityTracker } from './request-activity.js';
 import { sessionRegistry } from './session-registry.js';
 import { TabCoordinator } from './tab-coordinator.js';
 import { TabLife } from './tab-life.js';
+
+/** The `throttle` option as a pacing window: the default when unset, 0 (off) when not a positive number. */
+function renderWindowOf(options: ChatSessionOptions): number {
+  const throttle = options.throttle ?? DEFAULT_RENDER_THROTTLE_MS;
+  return Number.isFinite(throttle) && throttle > 0 ? throttle : 0;
+}
 
 /**
  * One chat's session for the React hooks: the transport (created once, with callbacks read
@@ -52,11 +60,14 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   followedRequests = 0;
   /** Set by `useDurableChat`: another tab's reply as it ended. */
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
+  /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
+  private readonly clock: PacingClock;
 
   constructor(private readonly options: { readonly current: ChatSessionOptions }) {
     const initial = options.current;
     this.chatId = initial.chatId;
     this.placeholder = initialSessionState(this.chatId);
+    this.clock = resolveEnvironment(initial.environment);
     this.persistence = resolvePersistence(initial.persistence ?? 'local', initial.storagePrefix);
     this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
       latestTransportOptions(
@@ -236,6 +247,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return {
       chatId: this.chatId,
       activity: this.activity,
+      renderWindowMs: () => renderWindowOf(this.options.current),
+      clock: this.clock,
       attached: () => this.attachments > 0,
       detaches: () => this.detachCount,
       released: () => this.releasedForGood,

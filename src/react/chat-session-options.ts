@@ -16,6 +16,14 @@ export interface ChatSessionOptions extends Omit<SessionChatTransportOptions, 'p
   closeSession?: (input: { chatId: string; reason?: string }) => Promise<void>;
   /** Tabs of one chat never both drive a turn. `false`: this tab acts alone. Default: Web Locks, else BroadcastChannel. */
   tabs?: TabCoordinationOptions | false;
+  /**
+   * The render window while a reply streams (ms). Default 40. Text and reasoning deltas
+   * that come within a window of the last one shown are merged and handed to `useChat`
+   * when it ends, so `useChat` renders at most about once per window and no delta waits
+   * longer; the first delta after a pause and every other chunk go at once. `0` hands
+   * over every chunk as it comes (then give `useChat` its own throttle, or it renders per chunk).
+   */
+  throttle?: number;
   /** Telemetry from the client and transport (read through a ref: a new function per render is fine). */
   onEvent?: SessionEventHandler;
 }

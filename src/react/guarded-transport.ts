@@ -1,7 +1,8 @@
 import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
-import type { ActivityTracker, ActivityUpdate } from './request-activity.js';
+import { type PacingClock, parkedStream, relay, watchAbort } from './relay-stream.js';
+import type { ActivityTracker } from './request-activity.js';
 
 type SendOptions<M extends UIMessage> = Parameters<ChatTransport<M>['sendMessages']>[0];
 type ReconnectOptions<M extends UIMessage> = Parameters<ChatTransport<M>['reconnectToStream']>[0];
@@ -31,132 +32,9 @@ export interface TurnGate {
   /** Stops the agent's live turn, as `session.stop()` does; never rejects (failures are reported as session events). */
   stop(): Promise<void>;
   readonly activity: ActivityTracker;
-}
-
-/** Waits one macrotask: React runs every effect cleanup of a commit before it returns. */
-const nextMacrotask = (run: () => void) => setTimeout(run, 0);
-
-/** What an abort meant, judged when it fired (the stream may be handed over later). */
-interface AbortWatch {
-  /** Undefined until the signal aborts. */
-  readonly seen: { attached: boolean; detaches: number } | undefined;
-}
-
-/** Notes, at the moment `signal` aborts, whether a component still held the chat. */
-function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): AbortWatch {
-  const watch: { seen: AbortWatch['seen'] } = { seen: undefined };
-  const note = () => {
-    watch.seen = { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
-  };
-  if (signal?.aborted === true) note();
-  else signal?.addEventListener('abort', note, { once: true });
-  return watch;
-}
-
-/**
- * Forwards a stream to `useChat` and decides what an abort means. An abort while a
- * component still holds the chat, not followed by a cleanup in the same tick, is the
- * user's stop: the stream ends now and the agent is stopped. An abort from a cleanup
- * (unmount, chat switch, StrictMode; `@ai-sdk/react` 4 stops its chat on cleanup) only
- * disconnects. Once the session is released, the stream neither ends nor errors: the chat
- * that was left hears nothing (no `onError`, no `onFinish`), and the reply resumes when
- * the chat is shown again.
- */
-function relay(
-  source: ReadableStream<UIMessageChunk>,
-  signal: AbortSignal | undefined,
-  watch: AbortWatch,
-  gate: TurnGate,
-  update: ActivityUpdate,
-  onEnd: () => void,
-): ReadableStream<UIMessageChunk> {
-  const reader = source.getReader();
-  let ended = false;
-  let parked = false;
-  let controllerRef: ReadableStreamDefaultController<UIMessageChunk> | undefined;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    signal?.removeEventListener('abort', onAbort);
-    onEnd();
-  };
-  const letGo = () => reader.cancel().catch(() => undefined);
-  const park = () => {
-    if (ended) return;
-    parked = true;
-    end();
-    update('none');
-    void letGo();
-  };
-  const onAbort = () => {
-    if (ended) return;
-    const seen = watch.seen ?? { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
-    if (!seen.attached) {
-      park();
-      return;
-    }
-    end();
-    update('none');
-    controllerRef?.close();
-    nextMacrotask(() => {
-      if (gate.detaches() !== seen.detaches || gate.released()) {
-        void letGo();
-        return;
-      }
-      void gate.stop().finally(letGo);
-    });
-  };
-  let first = true;
-  let failure: Error | undefined;
-  return new ReadableStream<UIMessageChunk>({
-    start(controller) {
-      controllerRef = controller;
-      if (signal?.aborted === true) onAbort();
-      else signal?.addEventListener('abort', onAbort, { once: true });
-    },
-    async pull(controller) {
-      if (parked) return new Promise<void>(() => {});
-      if (ended) return;
-      try {
-        const { done, value } = await reader.read();
-        if (ended) return parked ? new Promise<void>(() => {}) : undefined;
-        if (done) {
-          end();
-          update('none', failure);
-          controller.close();
-          return;
-        }
-        if (first) {
-          first = false;
-          update('receiving');
-        }
-        // useChat fails the request on an `error` chunk; the status says so too.
-        if (value.type === 'error') failure = new Error(value.errorText);
-        controller.enqueue(value);
-      } catch (error) {
-        if (ended) return;
-        if (gate.released()) {
-          park();
-          return new Promise<void>(() => {});
-        }
-        end();
-        update('none', error instanceof Error ? error : undefined);
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      // useChat cancels the stream itself when it meets an `error` chunk: that request failed.
-      const failed = !ended && failure !== undefined;
-      end();
-      if (failed) update('none', failure);
-      return reader.cancel(reason);
-    },
-  });
-}
-
-/** A stream that never ends: what a chat the page has let go of receives. */
-function parkedStream(): ReadableStream<UIMessageChunk> {
-  return new ReadableStream<UIMessageChunk>({ pull: () => new Promise<void>(() => {}) });
+  /** The pacing window for a stream that starts now (ms); 0 hands every chunk over as it comes. */
+  renderWindowMs(): number;
+  readonly clock: PacingClock;
 }
 
 /**

@@ -46,6 +46,7 @@ export function latestTransportOptions(
     get stopOnDisconnect() {
       return latest().stopOnDisconnect;
     },
+    coalesceDeltas: initial.coalesceDeltas,
     environment: initial.environment,
   };
 }

@@ -15,13 +15,16 @@ import {
 import { type UseChatSessionResult, useChatSessionWithHandle } from './use-chat-session.js';
 import { useNowWhile } from './use-now-while.js';
 
-/** Default wait between renders while a reply streams (ms): smooth to read, cheap to render. */
-export const DEFAULT_RENDER_THROTTLE_MS = 50;
+export { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
 
 export interface UseDurableChatOptions<UI_MESSAGE extends UIMessage = UIMessage>
   extends ChatSessionOptions,
     Omit<ReactChatInit<UI_MESSAGE>, 'id' | 'transport'> {
-  /** Wait between renders while a reply streams, ms. Default 50; `0` renders on every chunk. (`@ai-sdk/react` 4's name.) */
+  /**
+   * The render window while a reply streams, ms. Default 40: at most about one render per
+   * window, and no text delta waits longer than that to be shown. `0` renders on every
+   * chunk. (`@ai-sdk/react` 4's name; see `ChatSessionOptions.throttle`.)
+   */
   throttle?: number;
   /** The same as `throttle` (`@ai-sdk/react` 3's name); `throttle` wins when both are given. */
   experimental_throttle?: number;
@@ -86,15 +89,18 @@ const REQUEST_PHASE: Record<ActivityPhase, RequestPhase> = {
 export function useDurableChat<UI_MESSAGE extends UIMessage = UIMessage>(
   options: UseDurableChatOptions<UI_MESSAGE>,
 ): UseDurableChatResult<UI_MESSAGE> {
-  const { session, handle } = useChatSessionWithHandle<UI_MESSAGE>(options);
+  // The session's transport paces the deltas (one window for both React paths); useChat
+  // then renders per chunk it reads, so it gets no throttle of its own (two would add up).
+  const throttle = options.throttle ?? options.experimental_throttle;
+  const { session, handle } = useChatSessionWithHandle<UI_MESSAGE>(
+    throttle === undefined ? options : { ...options, throttle },
+  );
   const latest = useRef(options);
   latest.current = options;
   // One controller (and Chat) per session handle; the Chat's callbacks read the newest options.
   const controller = useMemo(() => new DurableChatController<UI_MESSAGE>(handle, latest), [handle]);
   const { chat } = controller;
-  const throttle = options.throttle ?? options.experimental_throttle ?? DEFAULT_RENDER_THROTTLE_MS;
-  // useChat takes `undefined` (not 0) as "no throttle".
-  const helpers = useChat<UI_MESSAGE>({ chat, experimental_throttle: throttle > 0 ? throttle : undefined });
+  const helpers = useChat<UI_MESSAGE>({ chat });
 
   useEffect(() => controller.show(), [controller]);
 

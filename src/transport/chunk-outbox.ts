@@ -15,6 +15,16 @@ export class ChunkOutbox<T> {
   private closeWhenEmpty = false;
   private draining = false;
   private onClosed: (() => void) | undefined;
+  /**
+   * Chunks that may still be enqueued without asking the stream: read once when it runs
+   * out, then counted down. Reads only make more room, so the count never overstates it.
+   */
+  private room = 0;
+  /**
+   * The chunk enqueued last. While the stream's queue is not empty it is still in it (reads
+   * take from the head), unread, so a later chunk may be merged into it.
+   */
+  private tail: T | undefined;
 
   /** The stream's queuing strategy this outbox expects. */
   static readonly strategy: QueuingStrategy<unknown> = { highWaterMark: 0 };
@@ -23,6 +33,11 @@ export class ChunkOutbox<T> {
     private readonly controller: ReadableStreamDefaultController<T>,
     /** Chunks the stream's own queue may hold before the rest wait here. */
     readonly capacity: number,
+    /**
+     * Folds `next` into `into`, a chunk nobody has read yet, and returns true; or returns
+     * false to keep them apart. Only ever offered chunks still queued, so it adds no latency.
+     */
+    private readonly merge?: (into: T, next: T) => boolean,
   ) {}
 
   /** With a zero high-water mark, `desiredSize` is minus the stream queue's length. */
@@ -44,21 +59,38 @@ export class ChunkOutbox<T> {
   }
 
   push(chunk: T): void {
-    if (!this.pending) {
+    const { merge } = this;
+    if (this.pending) {
+      const last = this.items[this.items.length - 1] as T;
+      if (merge === undefined || !merge(last, chunk)) this.items.push(chunk);
+      return;
+    }
+    const tail = this.tail;
+    if (tail !== undefined && merge !== undefined) {
       const size = this.controller.desiredSize;
-      if (size !== null && size > -this.capacity) {
-        this.controller.enqueue(chunk);
-        return;
-      }
+      if (size !== null && size < 0 && merge(tail, chunk)) return;
+    }
+    if (this.room <= 0) this.room = this.roomNow();
+    if (this.room > 0) {
+      this.room--;
+      this.controller.enqueue(chunk);
+      this.tail = chunk;
+      return;
     }
     this.items.push(chunk);
+  }
+
+  private roomNow(): number {
+    const size = this.controller.desiredSize;
+    return size === null ? 0 : this.capacity + size;
   }
 
   /** Takes ownership of `chunks` (no copy when nothing is waiting). */
   pushAll(chunks: T[]): void {
     if (chunks.length === 0) return;
-    if (this.pending) for (const chunk of chunks) this.items.push(chunk);
+    if (this.pending) for (const chunk of chunks) this.push(chunk);
     else {
+      if (this.merge !== undefined) compact(chunks, this.merge);
       this.items = chunks;
       this.next = 0;
     }
@@ -75,12 +107,13 @@ export class ChunkOutbox<T> {
     this.draining = true;
     try {
       const { controller } = this;
-      while (this.next < this.items.length) {
-        const size = controller.desiredSize;
-        if (size === null || size <= -this.capacity) break;
+      this.room = this.roomNow();
+      while (this.next < this.items.length && this.room > 0) {
         const chunk = this.items[this.next] as T;
         this.next++;
+        this.room--;
         controller.enqueue(chunk);
+        this.tail = chunk;
       }
     } finally {
       this.draining = false;
@@ -111,6 +144,8 @@ export class ChunkOutbox<T> {
    */
   close(onClosed?: () => void): void {
     this.onClosed = onClosed;
+    this.room = 0;
+    this.tail = undefined;
     if (this.pending || !this.streamQueueEmpty()) this.closeWhenEmpty = true;
     else {
       this.controller.close();
@@ -137,9 +172,22 @@ export class ChunkOutbox<T> {
 
   /** Drops what waits (the stream errored or was cancelled). */
   clear(): void {
+    this.room = 0;
+    this.tail = undefined;
     this.items = [];
     this.next = 0;
     this.closeWhenEmpty = false;
     this.onClosed = undefined;
   }
+}
+
+/** Folds runs of mergeable neighbours together in place. */
+function compact<T>(chunks: T[], merge: (into: T, next: T) => boolean): void {
+  let kept = 0;
+  for (let index = 0; index < chunks.length; index++) {
+    const chunk = chunks[index] as T;
+    if (kept > 0 && merge(chunks[kept - 1] as T, chunk)) continue;
+    chunks[kept++] = chunk;
+  }
+  chunks.length = kept;
 }

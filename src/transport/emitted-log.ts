@@ -170,13 +170,33 @@ let laneB = 0;
 const SEED_A = 0x811c9dc5 | 0;
 const SEED_B = 0x2545f491 | 0;
 const START = 0x5354;
+const TEXT_DELTA = 0x5444;
+const REASONING_DELTA = 0x5244;
 
-/** A `start` keeps the message id it was first shown with, so only its type counts. */
+/**
+ * A `start` keeps the message id it was first shown with, so only its type counts. Deltas,
+ * nearly every chunk of a turn, are hashed by the fields the AI SDK reads from them (`id`,
+ * `delta`, `providerMetadata`), without walking their keys: this runs once per chunk shown.
+ */
 function fingerprint(chunk: UIMessageChunk): void {
   laneA = SEED_A;
   laneB = SEED_B;
-  if (chunk.type === 'start') mix(START);
-  else hashValue(chunk);
+  switch (chunk.type) {
+    case 'start':
+      mix(START);
+      return;
+    case 'text-delta':
+    case 'reasoning-delta': {
+      const { id, delta, providerMetadata } = chunk;
+      if (typeof id !== 'string' || typeof delta !== 'string') break;
+      mix(chunk.type === 'text-delta' ? TEXT_DELTA : REASONING_DELTA);
+      hashString(id);
+      hashString(delta);
+      if (providerMetadata !== undefined) hashValue(providerMetadata);
+      return;
+    }
+  }
+  hashValue(chunk);
 }
 
 function mix(code: number): void {
@@ -184,10 +204,34 @@ function mix(code: number): void {
   laneB = Math.imul(laneB ^ code, 0x5bd1e995) ^ (laneB >>> 15);
 }
 
+/** Two UTF-16 code units per step: half the multiplies of one per unit, same information. */
 function hashString(text: string): void {
   mix(0x22);
-  for (let index = 0; index < text.length; index++) mix(text.charCodeAt(index));
-  mix(text.length);
+  const length = text.length;
+  let index = 0;
+  for (; index + 1 < length; index += 2) mix(text.charCodeAt(index) | (text.charCodeAt(index + 1) << 16));
+  if (index < length) mix(text.charCodeAt(index));
+  mix(length);
+}
+
+/**
+ * The keys every delta chunk has stand for a code each (property names from `JSON.parse`
+ * are interned, so the comparisons are cheap); any other key is hashed by its text.
+ */
+function hashKey(key: string): void {
+  switch (key) {
+    case 'type':
+      mix(0x101);
+      return;
+    case 'id':
+      mix(0x102);
+      return;
+    case 'delta':
+      mix(0x103);
+      return;
+    default:
+      hashString(key);
+  }
 }
 
 /** Hashes what `JSON.stringify` would write: same keys in the same order, `undefined` skipped. */
@@ -224,10 +268,16 @@ function hashValue(value: unknown): void {
   mix(0x7b);
   const record = value as Record<string, unknown>;
   for (const key in record) {
-    if (!Object.hasOwn(record, key)) continue;
     const item = record[key];
+    // Most values of a chunk are strings: they skip the own-property and type checks below.
+    if (typeof item === 'string') {
+      hashKey(key);
+      hashString(item);
+      continue;
+    }
+    if (!Object.hasOwn(record, key)) continue;
     if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-    hashString(key);
+    hashKey(key);
     hashValue(item);
   }
   mix(0x7d);

@@ -395,7 +395,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     releasePrevious = true,
   ): TurnStream {
     if (releasePrevious) entry.active?.release();
-    const turn = new TurnStream(options);
+    const turn = new TurnStream({ ...options, coalesceDeltas: this.options.coalesceDeltas });
     entry.active = turn;
     return turn;
   }

@@ -9,6 +9,13 @@ export interface SessionChatTransportOptions extends Omit<SessionClientOptions, 
    * (unmount, navigation). Default false: a disconnect leaves the agent running.
    */
   stopOnDisconnect?: boolean;
+  /**
+   * Merge text and reasoning deltas of one part that arrive together, while the consumer
+   * has not read them yet, into one chunk (the final message is the same; a catch-up or a
+   * fast stream then costs the AI SDK reducer and React far fewer updates, and a chunk is
+   * never held back to wait for another). Default true; false hands over one chunk per record.
+   */
+  coalesceDeltas?: boolean;
 }
 
 const RESERVED_BODY_FIELDS = new Set(['chatId', 'trigger', 'message']);

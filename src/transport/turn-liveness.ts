@@ -47,9 +47,9 @@ export class TurnLiveness {
     this.arm(this.client.liveness.checkAfterMs);
   }
 
-  /** A batch of records arrived: the turn is not silent. Cheap: one clock read. */
-  activity(): void {
-    this.lastActivityAt = this.client.environment.now();
+  /** Batches of records arrived at `at`: the turn is not silent. */
+  activity(at: number): void {
+    this.lastActivityAt = at;
     this.goneAt = undefined;
     if (this.waiting) {
       this.waiting = false;

@@ -66,6 +66,8 @@ export interface TurnStreamOptions {
    * it as `shown`. Tool approvals and outputs for it must go under `actual`.
    */
   onMessageIdAlias?: (shown: string, actual: string) => void;
+  /** See `SessionChatTransportOptions.coalesceDeltas` (default true). */
+  coalesceDeltas?: boolean;
 }
 
 /**
@@ -81,6 +83,29 @@ interface UpgradeCarry {
 
 /** Chunks queued for a slow consumer before the `.out` read pauses. */
 const STREAM_QUEUE_CAPACITY = 1024;
+/** A merged delta stops growing here, so a stalled reader still meets backpressure. */
+const MAX_MERGED_DELTA_LENGTH = 16_384;
+
+/**
+ * Folds a text or reasoning delta into the previous one of the same part while neither has
+ * been read: one chunk instead of many for what arrived together, with the same final text
+ * (the AI SDK appends `delta`s). Deltas carrying `providerMetadata` are kept apart, since the
+ * reducer keeps the last one it sees.
+ */
+function mergeDeltas(into: UIMessageChunk, next: UIMessageChunk): boolean {
+  if (
+    (next.type !== 'text-delta' && next.type !== 'reasoning-delta') ||
+    into.type !== next.type ||
+    into.id !== next.id ||
+    into.providerMetadata !== undefined ||
+    next.providerMetadata !== undefined ||
+    into.delta.length >= MAX_MERGED_DELTA_LENGTH
+  )
+    return false;
+  into.delta += next.delta;
+  return true;
+}
+
 /** Records held while the append is in flight before the `.out` read pauses. */
 const APPEND_QUEUE_LIMIT = 256;
 /** With nothing sent this long after the first connection opened, `.out` was empty at the cursor. */
@@ -212,7 +237,11 @@ export class TurnStream {
     );
     if (captured === undefined) throw new Error('ReadableStream did not call start synchronously');
     this.controller = captured;
-    this.outbox = new ChunkOutbox(captured, STREAM_QUEUE_CAPACITY);
+    this.outbox = new ChunkOutbox(
+      captured,
+      STREAM_QUEUE_CAPACITY,
+      options.coalesceDeltas === false ? undefined : mergeDeltas,
+    );
     this.firstResponse = new Promise((resolve) => {
       this.resolveFirstResponse = resolve;
     });
@@ -266,7 +295,8 @@ export class TurnStream {
         { from, peekSettled, signal: this.abort.signal, controller: this.abort },
         {
           onRecord: (record) => this.onRecord(record),
-          onTail: (caughtUp, edge, batch) => this.onTail(caughtUp, edge, batch),
+          onTail: (caughtUp, edge) => this.onTail(caughtUp, edge),
+          onBatches: (at) => this.liveness?.activity(at),
           onTrimmed: () => this.onTrimmed(),
           onFirstResponse: (settled) => this.resolveFirstResponse(settled),
           onConnection: (open) => this.onConnection(open),
@@ -359,8 +389,7 @@ export class TurnStream {
     }
   }
 
-  private onTail(caughtUp: boolean, edge: number, batch: boolean): void {
-    if (batch) this.liveness?.activity();
+  private onTail(caughtUp: boolean, edge: number): void {
     const phase = this.phase;
     if (phase.type === 'locating') {
       if (edge > this.edge) this.edge = edge;

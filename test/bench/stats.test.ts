@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatNumber, markdownTable, median, ratio, rotate } from '../../bench/stats.js';
+import { formatNumber, markdownTable, median, percentile, ratio, rotate } from '../../bench/stats.js';
 
 describe('bench statistics', () => {
   it('median of odd, even and empty lists, whatever the order', () => {
@@ -25,5 +25,13 @@ describe('bench statistics', () => {
     expect(formatNumber(Number.NaN)).toBe('n/a');
     expect(formatNumber(1234.5, 1)).toBe('1,234.5');
     expect(markdownTable(['a', 'b'], [['1', '2']])).toBe('| a | b |\n| --- | --- |\n| 1 | 2 |');
+  });
+
+  it('percentile takes the nearest rank, whatever the order', () => {
+    const values = Array.from({ length: 100 }, (_, index) => 100 - index);
+    expect(percentile(values, 0.95)).toBe(95);
+    expect(percentile(values, 0.99)).toBe(99);
+    expect(percentile([7], 0.99)).toBe(7);
+    expect(percentile([], 0.5)).toBeNaN();
   });
 });

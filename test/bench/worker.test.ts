@@ -50,8 +50,8 @@ describe('bench worker processes', () => {
 
   it('check a long turn by hash and length without keeping its chunks', async () => {
     const hashed = (spec: TurnSpec, seed?: number) => {
-      const { chunkCount, text } = expectedReply({ ...spec, seed });
-      return { ...spec, expected: { chunkCount, ...expectedTextHash(text) } };
+      const { chunkCount, deltas, text } = expectedReply({ ...spec, seed });
+      return { ...spec, expected: { chunkCount, deltas, ...expectedTextHash(text) } };
     };
     for (const variant of ['floor', 'durable-chat'] as const) {
       const job: LongTurnJob = {
@@ -63,6 +63,7 @@ describe('bench worker processes', () => {
       };
       const result = await runWorkerJob<LongTurnResult>(job);
       expect(result.chunks).toBe(turn.deltas + 6);
+      expect(result.delivered).toBeLessThanOrEqual(result.chunks);
       expect(result.turnPeakRssBytes).toBeGreaterThanOrEqual(result.baselineRssBytes);
       expect(Number.isFinite(result.retainedBytes)).toBe(true);
     }

@@ -62,6 +62,40 @@ describe('EmittedLog', () => {
     expect(replayAll(log, longer)).toEqual({ shown: [delta('more')], dropped: chunks.length, ended: 'past' });
   });
 
+  it('compares deltas on what the AI SDK reads: id, delta and providerMetadata', () => {
+    const recorded: UIMessageChunk[] = [
+      { type: 'text-delta', id: 't', delta: 'ab' },
+      { type: 'reasoning-delta', id: 'r', delta: 'x', providerMetadata: { p: { n: 1 } } },
+      { type: 'text-delta', id: 7, delta: 'ab' } as unknown as UIMessageChunk,
+    ];
+    const log = logOf(recorded);
+    // True when `chunk`, re-streamed at `index` after the positions before it repeated, is a repeat.
+    const matches = (index: number, chunk: UIMessageChunk) => {
+      log.restart();
+      for (const earlier of recorded.slice(0, index)) {
+        log.replay(earlier);
+        log.takeDecided();
+      }
+      const verdict = log.replay(chunk);
+      log.takeDecided();
+      return verdict === 'repeat';
+    };
+    expect(matches(0, { type: 'text-delta', id: 't', delta: 'ab' })).toBe(true);
+    expect(matches(0, { type: 'reasoning-delta', id: 't', delta: 'ab' })).toBe(false);
+    expect(matches(0, { type: 'text-delta', id: 't', delta: 'a' })).toBe(false);
+    expect(matches(0, { type: 'text-delta', id: 'ta', delta: 'b' })).toBe(false);
+    expect(matches(0, { type: 'text-delta', id: 't', delta: 'ab', providerMetadata: {} })).toBe(false);
+    expect(
+      matches(1, { type: 'reasoning-delta', id: 'r', delta: 'x', providerMetadata: { p: { n: 1 } } }),
+    ).toBe(true);
+    expect(
+      matches(1, { type: 'reasoning-delta', id: 'r', delta: 'x', providerMetadata: { p: { n: 2 } } }),
+    ).toBe(false);
+    // A malformed delta (non-string id) is hashed whole, so ids of other types still differ.
+    expect(matches(2, { type: 'text-delta', id: 7, delta: 'ab' } as unknown as UIMessageChunk)).toBe(true);
+    expect(matches(2, { type: 'text-delta', id: 8, delta: 'ab' } as unknown as UIMessageChunk)).toBe(false);
+  });
+
   it('compares as JSON.stringify would: key order counts, undefined members do not', () => {
     const log = logOf([
       { type: 'data-x', data: { a: 1, b: [true, null, 'x'], c: 1.5 } } as UIMessageChunk,

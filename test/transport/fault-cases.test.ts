@@ -63,6 +63,8 @@ describe('faults the matrix cannot express', () => {
       mode: { type: 'replay', knownStart: true },
       peekSettled: false,
       startedAt: Date.now(),
+      // One chunk per record: this test is about which records become chunks.
+      coalesceDeltas: false,
     });
     turn.start();
     const legacyToken = client.getState().token ?? '';

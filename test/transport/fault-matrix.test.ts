@@ -6,7 +6,8 @@ import { armFault, describeFault, type Fault, prng, randomFaults } from './suppo
 
 /**
  * The same two-turn conversation, fault-free and under faults: the final messages and the
- * exact chunk sequence per turn must match (nothing lost, nothing repeated), with no error
+ * chunk sequence per turn must match (nothing lost, nothing repeated; adjacent deltas are
+ * compared joined, since the transport merges those that arrive together), with no error
  * surfacing to the chat and no hang; no `.out` connection is open 1 s after its turn's
  * stream closed; and each reply streamed over time (its first chunk was not held until
  * the turn-complete).
@@ -48,11 +49,20 @@ const PACED = { clientData: { delayMs: 25 } };
 /** Records in the first turn's `.out` reading (chunks + turn-complete). */
 const TURN_RECORDS = 16;
 
-async function runUnder(server: DevServer, faultsPerTurn: Fault[][], label: string): Promise<void> {
+/** Runs with one chunk per record (`coalesceDeltas: false`): chunks compare exactly. */
+const UNMERGED = { clientData: { delayMs: 25 }, coalesceDeltas: false };
+let unmergedBaseline: ConversationResult | undefined;
+
+async function runUnder(
+  server: DevServer,
+  faultsPerTurn: Fault[][],
+  label: string,
+  unmerged = false,
+): Promise<void> {
   const chatId = `matrix-${++chatCounter}`;
   const result = await runConversation(server, chatId, {
     label,
-    transport: PACED,
+    transport: unmerged ? UNMERGED : PACED,
     beforeTurn: (turn, transport) => {
       server.faults.reset();
       for (const fault of faultsPerTurn[turn] ?? []) armFault(server, transport, chatId, fault);
@@ -64,6 +74,10 @@ async function runUnder(server: DevServer, faultsPerTurn: Fault[][], label: stri
   expect(result.status, context).toBe('ready');
   expect(result.transcript, context).toEqual(baseline.transcript);
   expect(result.chunks, context).toEqual(baseline.chunks);
+  if (unmerged) {
+    unmergedBaseline ??= await runConversation(server, `matrix-${++chatCounter}`, { transport: UNMERGED });
+    expect(result.rawChunks, context).toEqual(unmergedBaseline.rawChunks);
+  }
   // No `.out` connection outlives its turn's stream by more than a second.
   expect(result.lingering, context).toBe(0);
   // Each reply streamed: its first chunk reached the chat well before its turn-complete.
@@ -72,7 +86,7 @@ async function runUnder(server: DevServer, faultsPerTurn: Fault[][], label: stri
 
 /** Runs `cases` on every lane at once (each lane owns a server, so faults never cross). */
 async function inLanes(
-  cases: { faults: Fault[][]; label: string }[],
+  cases: { faults: Fault[][]; label: string; unmerged?: boolean }[],
   pool: DevServer[] = servers,
 ): Promise<void> {
   const queues = pool.map(() => [] as typeof cases);
@@ -81,7 +95,8 @@ async function inLanes(
   });
   await Promise.all(
     queues.map(async (queue, lane) => {
-      for (const entry of queue) await runUnder(pool[lane] as DevServer, entry.faults, entry.label);
+      for (const entry of queue)
+        await runUnder(pool[lane] as DevServer, entry.faults, entry.label, entry.unmerged);
     }),
   );
 }
@@ -100,6 +115,16 @@ describe('fault matrix', () => {
           ],
         })),
       ),
+    );
+  });
+
+  it('one chunk per record (coalesceDeltas: false): drops at every boundary, chunk for chunk', async () => {
+    await inLanes(
+      boundaries.map((afterRecords) => ({
+        label: `unmerged, drop after ${afterRecords}`,
+        faults: [[{ kind: 'drop', afterRecords, midFrame: false } as Fault], []],
+        unmerged: true,
+      })),
     );
   });
 

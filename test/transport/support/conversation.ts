@@ -126,8 +126,13 @@ export const SCRIPT: Turn[] = [
 
 export interface ConversationResult {
   transcript: string[];
-  /** Chunks per turn, `start.messageId` normalised (ids differ between sessions). */
+  /**
+   * Chunks per turn, `start.messageId` normalised (ids differ between sessions) and adjacent
+   * deltas joined (see `joinDeltas`).
+   */
   chunks: string[][];
+  /** The same, deltas as they arrived (exact only with `coalesceDeltas: false`). */
+  rawChunks: string[][];
   errors: unknown[];
   events: SessionEvent[];
   status: string;
@@ -151,6 +156,31 @@ function lingeringConnections(connections: OutConnection[], closes: number[]): n
 
 function normalise(chunk: UIMessageChunk): string {
   return JSON.stringify(chunk.type === 'start' ? { ...chunk, messageId: '*' } : chunk);
+}
+
+/**
+ * Adjacent deltas of one part joined: the transport merges deltas that arrive together
+ * (`coalesceDeltas`), so where the boundaries fall depends on timing; the text, and every
+ * other chunk, must still match exactly (a lost or repeated delta changes the joined text).
+ */
+export function joinDeltas(chunks: UIMessageChunk[]): UIMessageChunk[] {
+  const joined: UIMessageChunk[] = [];
+  for (const chunk of chunks) {
+    const last = joined[joined.length - 1];
+    if (
+      last !== undefined &&
+      (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') &&
+      last.type === chunk.type &&
+      last.id === chunk.id &&
+      last.providerMetadata === undefined &&
+      chunk.providerMetadata === undefined
+    ) {
+      joined[joined.length - 1] = { ...last, delta: last.delta + chunk.delta };
+      continue;
+    }
+    joined.push(chunk);
+  }
+  return joined;
 }
 
 /**
@@ -208,7 +238,8 @@ export async function runConversation(
       ),
       lingering: lingeringConnections(log.connections, closes),
       transcript: transcript(chat.messages),
-      chunks: capturing.chunks.map((chunks) => chunks.map(normalise)),
+      chunks: capturing.chunks.map((chunks) => joinDeltas(chunks).map(normalise)),
+      rawChunks: capturing.chunks.map((chunks) => chunks.map(normalise)),
       errors,
       events,
       status: chat.status,

@@ -1,0 +1,203 @@
+import type { UIMessageChunk } from 'ai';
+import type { ClientEnvironment } from '../client/environment.js';
+import { DeltaPacer } from './delta-pacer.js';
+import type { TurnGate } from './guarded-transport.js';
+import type { ActivityUpdate } from './request-activity.js';
+
+/** Waits one macrotask: React runs every effect cleanup of a commit before it returns. */
+const nextMacrotask = (run: () => void) => setTimeout(run, 0);
+
+/** What an abort meant, judged when it fired (the stream may be handed over later). */
+export interface AbortWatch {
+  /** Undefined until the signal aborts. */
+  readonly seen: { attached: boolean; detaches: number } | undefined;
+}
+
+/** Notes, at the moment `signal` aborts, whether a component still held the chat. */
+export function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): AbortWatch {
+  const watch: { seen: AbortWatch['seen'] } = { seen: undefined };
+  const note = () => {
+    watch.seen = { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
+  };
+  if (signal?.aborted === true) note();
+  else signal?.addEventListener('abort', note, { once: true });
+  return watch;
+}
+
+/** The clock the pacing reads (the session's `environment`, so tests inject it). */
+export type PacingClock = Pick<ClientEnvironment, 'now' | 'setTimeout' | 'clearTimeout'>;
+
+const DUE = Symbol('due');
+
+/**
+ * Forwards a stream to `useChat` and decides what an abort means. An abort while a
+ * component still holds the chat, not followed by a cleanup in the same tick, is the
+ * user's stop: the stream ends now and the agent is stopped. An abort from a cleanup
+ * (unmount, chat switch, StrictMode; `@ai-sdk/react` 4 stops its chat on cleanup) only
+ * disconnects. Once the session is released, the stream neither ends nor errors: the chat
+ * that was left hears nothing (no `onError`, no `onFinish`), and the reply resumes when
+ * the chat is shown again.
+ *
+ * Text and reasoning deltas are paced (see `DeltaPacer`): a held delta is handed over
+ * before the stream ends or errors, so the chat shows every chunk that reached the page.
+ * On the user's stop it is handed over too, but `useChat` applies nothing after its
+ * abort: what was held then (at most one window of text) is not shown. A chat that was
+ * left drops it.
+ */
+export function relay(
+  source: ReadableStream<UIMessageChunk>,
+  signal: AbortSignal | undefined,
+  watch: AbortWatch,
+  gate: TurnGate,
+  update: ActivityUpdate,
+  onEnd: () => void,
+): ReadableStream<UIMessageChunk> {
+  const reader = source.getReader();
+  const { clock } = gate;
+  const pacer = new DeltaPacer(gate.renderWindowMs());
+  let ended = false;
+  let parked = false;
+  let controllerRef: ReadableStreamDefaultController<UIMessageChunk> | undefined;
+  /** A read not yet answered: pacing may hand over a held delta while it waits. */
+  let reading: Promise<ReadableStreamReadResult<UIMessageChunk>> | undefined;
+  /** A read failure met while a delta was held: raised on the next pull, after the delta is read. */
+  let failedRead: { error: unknown } | undefined;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    signal?.removeEventListener('abort', onAbort);
+    onEnd();
+  };
+  const letGo = () => reader.cancel().catch(() => undefined);
+  const park = () => {
+    if (ended) return;
+    parked = true;
+    pacer.drop();
+    end();
+    update('none');
+    void letGo();
+  };
+  const handOver = (
+    controller: ReadableStreamDefaultController<UIMessageChunk>,
+    chunks: UIMessageChunk[],
+  ) => {
+    for (const chunk of chunks) controller.enqueue(chunk);
+  };
+  const onAbort = () => {
+    if (ended) return;
+    const seen = watch.seen ?? { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
+    if (!seen.attached) {
+      park();
+      return;
+    }
+    end();
+    update('none');
+    if (controllerRef !== undefined) {
+      handOver(controllerRef, pacer.take(clock.now()));
+      controllerRef.close();
+    }
+    nextMacrotask(() => {
+      if (gate.detaches() !== seen.detaches || gate.released()) {
+        void letGo();
+        return;
+      }
+      void gate.stop().finally(letGo);
+    });
+  };
+  /** The pending read, or DUE when the held delta's window ends first. */
+  const readOrDue = (read: Promise<ReadableStreamReadResult<UIMessageChunk>>) => {
+    const due = pacer.due();
+    if (due === undefined) return read;
+    return new Promise<ReadableStreamReadResult<UIMessageChunk> | typeof DUE>((resolve, reject) => {
+      const timer = clock.setTimeout(() => resolve(DUE), Math.max(0, due - clock.now()));
+      read.then(
+        (result) => {
+          clock.clearTimeout(timer);
+          resolve(result);
+        },
+        (error: unknown) => {
+          clock.clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  };
+  const fail = (controller: ReadableStreamDefaultController<UIMessageChunk>, error: unknown) => {
+    if (gate.released()) {
+      park();
+      return new Promise<void>(() => {});
+    }
+    end();
+    update('none', error instanceof Error ? error : undefined);
+    controller.error(error);
+    return undefined;
+  };
+  let first = true;
+  let failure: Error | undefined;
+  return new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      controllerRef = controller;
+      if (signal?.aborted === true) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    },
+    async pull(controller) {
+      if (parked) return new Promise<void>(() => {});
+      if (ended) return;
+      if (failedRead !== undefined) return fail(controller, failedRead.error);
+      for (;;) {
+        reading ??= reader.read();
+        let result: ReadableStreamReadResult<UIMessageChunk> | typeof DUE;
+        try {
+          result = await readOrDue(reading);
+        } catch (error) {
+          reading = undefined;
+          if (ended) return;
+          const held = pacer.take(clock.now());
+          if (held.length === 0 || gate.released()) return fail(controller, error);
+          // Erroring the stream would discard the queued delta: the next pull raises it.
+          failedRead = { error };
+          handOver(controller, held);
+          return;
+        }
+        if (ended) return parked ? new Promise<void>(() => {}) : undefined;
+        if (result === DUE) {
+          handOver(controller, pacer.take(clock.now()));
+          return;
+        }
+        reading = undefined;
+        const { done, value } = result;
+        if (done) {
+          handOver(controller, pacer.take(clock.now()));
+          end();
+          update('none', failure);
+          controller.close();
+          return;
+        }
+        if (first) {
+          first = false;
+          update('receiving');
+        }
+        // useChat fails the request on an `error` chunk; the status says so too.
+        if (value.type === 'error') failure = new Error(value.errorText);
+        const out = pacer.offer(value, clock.now());
+        if (out.length > 0) {
+          handOver(controller, out);
+          return;
+        }
+      }
+    },
+    cancel(reason) {
+      // useChat cancels the stream itself when it meets an `error` chunk: that request failed.
+      const failed = !ended && failure !== undefined;
+      pacer.drop();
+      end();
+      if (failed) update('none', failure);
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** A stream that never ends: what a chat the page has let go of receives. */
+export function parkedStream(): ReadableStream<UIMessageChunk> {
+  return new ReadableStream<UIMessageChunk>({ pull: () => new Promise<void>(() => {}) });
+}

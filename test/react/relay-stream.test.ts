@@ -1,0 +1,99 @@
+import type { UIMessageChunk } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { resolveEnvironment } from '../../src/client/environment.js';
+import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/delta-pacer.js';
+import type { TurnGate } from '../../src/react/guarded-transport.js';
+import { relay } from '../../src/react/relay-stream.js';
+import { ActivityTracker } from '../../src/react/request-activity.js';
+import { manualClock } from './support/manual-clock.js';
+
+const W = DEFAULT_RENDER_THROTTLE_MS;
+const delta = (text: string): UIMessageChunk => ({ type: 'text-delta', id: 't', delta: text });
+
+/** The page as the relay sees it: one attached component, the default window, a clock the test moves. */
+function page(clock: ReturnType<typeof manualClock>): TurnGate {
+  const activity = new ActivityTracker();
+  return {
+    chatId: 'relay',
+    activity,
+    clock: resolveEnvironment(clock.environment),
+    renderWindowMs: () => W,
+    enter: async () => {},
+    leave: () => {},
+    streamOpened: () => () => {},
+    announce: () => {},
+    takeStopRequest: () => false,
+    attached: () => true,
+    detaches: () => 0,
+    released: () => false,
+    turnLive: async () => true,
+    stop: async () => {},
+  };
+}
+
+/** A source the test feeds by hand, relayed as `useChat` would receive it. */
+function relayed(clock: ReturnType<typeof manualClock>) {
+  let source!: ReadableStreamDefaultController<UIMessageChunk>;
+  const stream = new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      source = controller;
+    },
+  });
+  const gate = page(clock);
+  const out = relay(stream, undefined, { seen: undefined }, gate, gate.activity.begin('sending'), () => {});
+  return { source, reader: out.getReader(), activity: gate.activity };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('the relay paces deltas and never loses a held one', () => {
+  it('hands the held delta over when the window ends, by the injected clock', async () => {
+    const clock = manualClock();
+    const { source, reader } = relayed(clock);
+    source.enqueue(delta('a'));
+    expect((await reader.read()).value).toEqual(delta('a'));
+    source.enqueue(delta('b'));
+    source.enqueue(delta('c'));
+    const next = reader.read();
+    let settled = false;
+    void next.then(() => {
+      settled = true;
+    });
+    await tick();
+    clock.advance(W - 1);
+    await tick();
+    expect(settled).toBe(false);
+    clock.advance(1);
+    expect((await next).value).toEqual(delta('bc'));
+  });
+
+  it('a source that ends hands over what is held first', async () => {
+    const clock = manualClock();
+    const { source, reader, activity } = relayed(clock);
+    source.enqueue(delta('a'));
+    source.enqueue(delta('b'));
+    source.close();
+    expect((await reader.read()).value).toEqual(delta('a'));
+    expect((await reader.read()).value).toEqual(delta('b'));
+    expect((await reader.read()).done).toBe(true);
+    expect(activity.get().phase).toBe('none');
+  });
+
+  it('a source that fails hands over what is held, then fails the stream with its error', async () => {
+    const clock = manualClock();
+    const { source, reader, activity } = relayed(clock);
+    source.enqueue(delta('a'));
+    expect((await reader.read()).value).toEqual(delta('a'));
+    source.enqueue(delta('b'));
+    await tick();
+    const failure = new Error('connection lost for good');
+    source.error(failure);
+    // Nobody is reading when the failure comes in (useChat is busy rendering, say): erroring
+    // the stream at once would discard the delta queued for it, so the relay raises the error
+    // on the next read.
+    await tick();
+    expect((await reader.read()).value).toEqual(delta('b'));
+    await expect(reader.read()).rejects.toBe(failure);
+    expect(activity.get()).toMatchObject({ phase: 'none', error: failure });
+  });
+});
