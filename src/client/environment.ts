@@ -38,8 +38,26 @@ function browserWake(listener: () => void): () => void {
   };
 }
 
+/**
+ * The host's environment with nothing overridden, built once: its functions read the globals
+ * per call, so every client can share it instead of holding seven closures of its own.
+ */
+let hostEnvironment: ClientEnvironment | undefined;
+
 /** The host's environment, with any field overridden. */
 export function resolveEnvironment(overrides: Partial<ClientEnvironment> = {}): ClientEnvironment {
+  let overridden = false;
+  for (const key in overrides) {
+    if (overrides[key as keyof ClientEnvironment] !== undefined) overridden = true;
+  }
+  if (!overridden) {
+    hostEnvironment ??= buildEnvironment({});
+    return hostEnvironment;
+  }
+  return buildEnvironment(overrides);
+}
+
+function buildEnvironment(overrides: Partial<ClientEnvironment>): ClientEnvironment {
   return {
     fetch: overrides.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     now: overrides.now ?? (() => Date.now()),

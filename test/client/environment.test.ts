@@ -83,3 +83,16 @@ describe('randomPartId', () => {
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{32}$/);
   });
 });
+
+describe('resolveEnvironment sharing', () => {
+  it('hands every client without overrides one shared host environment, and a fresh one with any', () => {
+    const shared = resolveEnvironment();
+    expect(resolveEnvironment({})).toBe(shared);
+    expect(resolveEnvironment({ now: undefined })).toBe(shared);
+    const now = () => 42;
+    const own = resolveEnvironment({ now });
+    expect(own).not.toBe(shared);
+    expect(own.now()).toBe(42);
+    expect(shared.now()).not.toBe(42);
+  });
+});
