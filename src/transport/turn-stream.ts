@@ -81,6 +81,13 @@ interface UpgradeCarry {
   closedOld: boolean;
 }
 
+/**
+ * Why a turn stream's `.out` read is aborted when the stream ends. One shared reason: an
+ * abort without one makes a new `AbortError` (a captured stack, formatted again where Node's
+ * streams read it) for every chat whose turn ends, a burst when many end together.
+ */
+const READ_ENDED = new DOMException('the turn stream ended', 'AbortError');
+
 /** Chunks queued for a slow consumer before the `.out` read pauses. */
 const STREAM_QUEUE_CAPACITY = 1024;
 /** A merged delta stops growing here, so a stalled reader still meets backpressure. */
@@ -725,7 +732,7 @@ export class TurnStream {
     if (phase.type === 'ended') return;
     if (phase.type === 'locating') this.options.client.environment.clearTimeout(phase.timer);
     this.phase = { type: 'ended', outcome };
-    this.abort.abort();
+    this.abort.abort(READ_ENDED);
     this.liveness?.stop();
     this.resolveEdge();
     this.wakeProducer();
