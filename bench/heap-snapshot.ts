@@ -1,6 +1,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { runWorkerJob, startFixtureChild } from './child-process.js';
+import { cliArgs } from './cli-args.js';
 import type { VariantName } from './clients/client-variant.js';
 import type { ServedTurnSpec } from './fixture-server.js';
 import type { ScaleJob, ScaleResult } from './jobs/scale-job.js';
@@ -11,15 +12,7 @@ import type { ScaleJob, ScaleResult } from './jobs/scale-job.js';
  * before the sends and one `--at` ms into the turn, and prints what the live heap grew by,
  * per session, grouped by constructor: where a concurrent chat's memory goes.
  */
-const args = new Map(
-  process.argv
-    .slice(2)
-    .filter((arg) => arg.startsWith('--'))
-    .map((arg) => {
-      const [key, value = 'true'] = arg.slice(2).split('=');
-      return [key ?? '', value] as const;
-    }),
-);
+const args = cliArgs();
 const variant = (args.get('variant') ?? 'durable-chat') as VariantName;
 const sessions = Number(args.get('sessions') ?? 300);
 const at = Number(args.get('at') ?? 2000);

@@ -1,3 +1,4 @@
+import { cliArgs } from './cli-args.js';
 import { createDurableChatVariant } from './clients/durable-chat-client.js';
 import { createFloorVariant, floorTurn } from './clients/floor-client.js';
 import { encodeTurn } from './fixture-encoding.js';
@@ -15,15 +16,7 @@ import { createCollector, drain, verifyChunks } from './verify-turn.js';
  * shows up as a ratio without the loopback's noise. Not a substitute for `npm run bench`
  * (real sockets, a process per run); a quick A/B between two builds.
  */
-const args = new Map(
-  process.argv
-    .slice(2)
-    .filter((arg) => arg.startsWith('--'))
-    .map((arg) => {
-      const [key, value = 'true'] = arg.slice(2).split('=');
-      return [key ?? '', value] as const;
-    }),
-);
+const args = cliArgs();
 const spec: TurnSpec = {
   name: 'mem',
   deltas: Number(args.get('deltas') ?? 100_000),

@@ -2,6 +2,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnBenchChild, startFixtureChild } from './child-process.js';
+import { cliArgs } from './cli-args.js';
 import type { VariantName } from './clients/client-variant.js';
 import type { TurnSpec } from './fixture-turn.js';
 import type { ThroughputJob, ThroughputResult } from './jobs/throughput-job.js';
@@ -13,15 +14,7 @@ import type { ThroughputJob, ThroughputResult } from './jobs/throughput-job.js';
  * in Chrome DevTools) and prints the top frames by self time, so a change to the hot path
  * can be judged by where the time goes, not only by the total.
  */
-const args = new Map(
-  process.argv
-    .slice(2)
-    .filter((arg) => arg.startsWith('--'))
-    .map((arg) => {
-      const [key, value = 'true'] = arg.slice(2).split('=');
-      return [key ?? '', value] as const;
-    }),
-);
+const args = cliArgs();
 const variant = (args.get('variant') ?? 'durable-chat') as VariantName;
 const batchSize = Number(args.get('batch') ?? 100);
 const tail = (args.get('tail') ?? 'live') as 'live' | 'end';

@@ -3,6 +3,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import * as durableChat from 'durable-chat';
 import type { BenchResults } from './bench-results.js';
+import { cliArgs } from './cli-args.js';
 import { VARIANT_NAMES, type VariantName } from './clients/client-variant.js';
 import { CPU_GUARD_RATIO, cpuGuardViolations } from './guard.js';
 import { renderReport } from './report.js';
@@ -23,19 +24,19 @@ const SCENARIOS = ['throughput', 'first-chunk', 'resume', 'renders', 'scale', 'l
 type Scenario = (typeof SCENARIOS)[number];
 
 const args = process.argv.slice(2);
+const options = cliArgs(args);
 const output = fileURLToPath(
-  new URL(args.includes('--quick') ? '../.tmp/bench-quick.json' : './results.json', import.meta.url),
+  new URL(options.has('quick') ? '../.tmp/bench-quick.json' : './results.json', import.meta.url),
 );
-if (args.includes('--print')) {
+if (options.has('print')) {
   // Prints the tables of the last run again (for the docs) without measuring anything.
   const saved = JSON.parse(await readFile(output, 'utf8')) as { results: BenchResults };
   console.log(renderReport(saved.results));
   process.exit(0);
 }
-const quick = args.includes('--quick');
+const quick = options.has('quick');
 // The quick run is CI's regression guard: its figures go to .tmp/, never over the full run's.
-const onlyArg = args.find((arg) => arg.startsWith('--only='));
-const only = new Set<string>(onlyArg === undefined ? SCENARIOS : onlyArg.slice('--only='.length).split(','));
+const only = new Set<string>(options.get('only')?.split(',') ?? SCENARIOS);
 const wanted = (scenario: Scenario) => only.has(scenario);
 
 const settings = quick
@@ -74,10 +75,8 @@ const settings = quick
     };
 
 // `--runs=3 --deltas=50000` (any numeric setting): override one setting, for a quick A/B.
-for (const arg of args) {
-  const match = /^--(\w+)=(\d+)$/.exec(arg);
-  if (match?.[1] !== undefined && match[1] in settings)
-    (settings as Record<string, number>)[match[1]] = Number(match[2]);
+for (const [key, value] of options) {
+  if (key in settings && /^\d+$/.test(value)) (settings as Record<string, number>)[key] = Number(value);
 }
 
 const SHAPES: StreamShape[] = [
@@ -86,14 +85,10 @@ const SHAPES: StreamShape[] = [
   { label: '100 (backlog)', batchSize: 100, tail: 'end', consumes: ['chunks'] },
 ];
 // For a quick A/B: `--shapes=100,backlog`, `--variants=durable-chat,floor`, `--no-reducer`.
-const listArg = (name: string) =>
-  args
-    .find((arg) => arg.startsWith(`--${name}=`))
-    ?.slice(name.length + 3)
-    .split(',');
+const listArg = (name: string) => options.get(name)?.split(',');
 const shapeFilter = listArg('shapes')?.map((key) => SHAPES.find((shape) => shape.label.includes(key))?.label);
 const variantFilter = listArg('variants');
-const noReducer = args.includes('--no-reducer');
+const noReducer = options.has('no-reducer');
 const pacingFilter = listArg('pacings');
 const pathFilter = listArg('paths');
 

@@ -93,19 +93,7 @@ export function verifyHashed(
   turn: { chunkCount: number; deltas: number; textLength: number; textHash: number },
   collector: HashingCollector,
 ): void {
-  const frames = turn.chunkCount - turn.deltas;
-  if (collector.frames !== frames || collector.count > turn.chunkCount) {
-    throw mismatch(
-      label,
-      `${collector.count} chunks (${collector.frames} not text deltas), expected ${turn.chunkCount} (${frames})`,
-    );
-  }
-  if (collector.firstType !== 'start' || collector.lastType !== 'finish') {
-    throw mismatch(
-      label,
-      `chunks run ${collector.firstType} .. ${collector.lastType}, expected start .. finish`,
-    );
-  }
+  verifyShape(label, turn, collector);
   if (collector.textLength !== turn.textLength || collector.textHash !== turn.textHash) {
     throw mismatch(
       label,
@@ -123,6 +111,27 @@ export async function drain(
     const { done, value } = await reader.read();
     if (done) return;
     sink.add(value);
+  }
+}
+
+/** Every chunk but the text deltas exactly once, start to finish; deltas may come merged. */
+function verifyShape(
+  label: string,
+  turn: { chunkCount: number; deltas: number },
+  collector: { count: number; frames: number; firstType: string | undefined; lastType: string | undefined },
+): void {
+  const frames = turn.chunkCount - turn.deltas;
+  if (collector.frames !== frames || collector.count > turn.chunkCount) {
+    throw mismatch(
+      label,
+      `${collector.count} chunks (${collector.frames} not text deltas), expected ${turn.chunkCount} (${frames})`,
+    );
+  }
+  if (collector.firstType !== 'start' || collector.lastType !== 'finish') {
+    throw mismatch(
+      label,
+      `chunks run ${collector.firstType} .. ${collector.lastType}, expected start .. finish`,
+    );
   }
 }
 
@@ -144,19 +153,7 @@ function firstDifference(actual: string, expected: string): number {
  * arrive merged (fewer, longer deltas with the same text); every other chunk exactly once.
  */
 export function verifyChunks(label: string, turn: ExpectedReply, collector: ChunkCollector): void {
-  const frames = turn.chunkCount - turn.deltas;
-  if (collector.frames !== frames || collector.count > turn.chunkCount) {
-    throw mismatch(
-      label,
-      `${collector.count} chunks (${collector.frames} not text deltas), expected ${turn.chunkCount} (${frames})`,
-    );
-  }
-  if (collector.firstType !== 'start' || collector.lastType !== 'finish') {
-    throw mismatch(
-      label,
-      `chunks run ${collector.firstType} .. ${collector.lastType}, expected start .. finish`,
-    );
-  }
+  verifyShape(label, turn, collector);
   verifyText(label, turn, collector.deltas.join(''));
 }
 

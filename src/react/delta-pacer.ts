@@ -1,4 +1,5 @@
 import type { UIMessageChunk } from 'ai';
+import { continuesDelta, type DeltaChunk, joinDeltas } from '../transport/delta-merge.js';
 
 /**
  * Default render window while a reply streams (ms): the most a text delta is held before
@@ -8,8 +9,6 @@ import type { UIMessageChunk } from 'ai';
  */
 export const DEFAULT_RENDER_THROTTLE_MS = 40;
 
-type DeltaChunk = Extract<UIMessageChunk, { type: 'text-delta' | 'reasoning-delta' }>;
-
 /** The fields the AI SDK's reducer reads from a delta; a chunk with any other field is passed as is. */
 const DELTA_FIELDS = new Set(['type', 'id', 'delta', 'providerMetadata']);
 
@@ -17,21 +16,6 @@ function isPlainDelta(chunk: UIMessageChunk): chunk is DeltaChunk {
   if (chunk.type !== 'text-delta' && chunk.type !== 'reasoning-delta') return false;
   for (const key in chunk) if (!DELTA_FIELDS.has(key)) return false;
   return typeof chunk.delta === 'string';
-}
-
-/**
- * Two deltas of one part as one. The reducer appends each delta and keeps the newest
- * `providerMetadata` that is set (`chunk.providerMetadata ?? part.providerMetadata`, in
- * ai 6 and 7), so one merged delta leaves the part exactly as the two did.
- */
-function merge(held: DeltaChunk, next: DeltaChunk): DeltaChunk {
-  const providerMetadata = next.providerMetadata ?? held.providerMetadata;
-  return {
-    type: held.type,
-    id: held.id,
-    delta: held.delta + next.delta,
-    ...(providerMetadata == null ? {} : { providerMetadata }),
-  } as DeltaChunk;
 }
 
 /**
@@ -62,8 +46,8 @@ export class DeltaPacer {
       return out;
     }
     const held = this.held;
-    if (held !== undefined && held.type === chunk.type && held.id === chunk.id) {
-      this.held = merge(held, chunk);
+    if (held !== undefined && continuesDelta(held, chunk)) {
+      this.held = joinDeltas(held, chunk);
       return now >= (this.due() ?? now) ? this.take(now) : [];
     }
     const out = this.take(now);

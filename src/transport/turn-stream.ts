@@ -7,6 +7,7 @@ import { StreamDisconnectedError } from '../errors/stream-disconnected-error.js'
 import { CONTROL } from '../protocol/headers.js';
 import type { ClassifiedRecord, ControlRecord } from '../protocol/records.js';
 import { ChunkOutbox } from './chunk-outbox.js';
+import { appendToQueuedDelta } from './delta-merge.js';
 import { EmittedLog } from './emitted-log.js';
 import { type GoneReason, TurnLiveness } from './turn-liveness.js';
 
@@ -90,29 +91,6 @@ const READ_ENDED = new DOMException('the turn stream ended', 'AbortError');
 
 /** Chunks queued for a slow consumer before the `.out` read pauses. */
 const STREAM_QUEUE_CAPACITY = 1024;
-/** A merged delta stops growing here, so a stalled reader still meets backpressure. */
-const MAX_MERGED_DELTA_LENGTH = 16_384;
-
-/**
- * Folds a text or reasoning delta into the previous one of the same part while neither has
- * been read: one chunk instead of many for what arrived together, with the same final text
- * (the AI SDK appends `delta`s). Deltas carrying `providerMetadata` are kept apart, since the
- * reducer keeps the last one it sees.
- */
-function mergeDeltas(into: UIMessageChunk, next: UIMessageChunk): boolean {
-  if (
-    (next.type !== 'text-delta' && next.type !== 'reasoning-delta') ||
-    into.type !== next.type ||
-    into.id !== next.id ||
-    into.providerMetadata !== undefined ||
-    next.providerMetadata !== undefined ||
-    into.delta.length >= MAX_MERGED_DELTA_LENGTH
-  )
-    return false;
-  into.delta += next.delta;
-  return true;
-}
-
 /** Records held while the append is in flight before the `.out` read pauses. */
 const APPEND_QUEUE_LIMIT = 256;
 /** With nothing sent this long after the first connection opened, `.out` was empty at the cursor. */
@@ -247,7 +225,7 @@ export class TurnStream {
     this.outbox = new ChunkOutbox(
       captured,
       STREAM_QUEUE_CAPACITY,
-      options.coalesceDeltas === false ? undefined : mergeDeltas,
+      options.coalesceDeltas === false ? undefined : appendToQueuedDelta,
     );
     this.firstResponse = new Promise((resolve) => {
       this.resolveFirstResponse = resolve;
