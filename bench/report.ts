@@ -15,6 +15,7 @@ const LABEL: Record<VariantName, string> = {
   trigger: '(b) `TriggerChatTransport`',
   floor: '(c) floor: eventsource-parser + JSON.parse',
   'floor-stream': '(c′) floor + a ReadableStream (the ChatTransport shape)',
+  'floor-overlap': '(c″) floor + ReadableStream, read opened while the append is in flight',
 };
 
 export function throughputTable(cells: ThroughputCell[], consume: ThroughputCell['consume']): string {

@@ -187,7 +187,10 @@ if (wanted('scale')) {
     sessions: settings.sessions,
     deltas: settings.scaleDeltas,
     intervalMs: 40,
-    variants,
+    // The floors a ChatTransport cannot go below: the stream it must return, and the stream
+    // with the read opened while the append is in flight (what keeps a held append from
+    // holding back a reply, as durable-chat does).
+    variants: [...variants, 'floor-stream', 'floor-overlap'],
     log,
   });
 }

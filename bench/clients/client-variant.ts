@@ -23,10 +23,18 @@ export interface ClientVariant {
 /**
  * `floor-stream`: the floor's chunks handed over through a `ReadableStream`, the shape every
  * `ChatTransport` must return; the gap between `floor` and `floor-stream` is the interface's
- * own cost, which no transport can avoid. `durable-chat-unmerged`: the transport with
+ * own cost, which no transport can avoid. `floor-overlap`: `floor-stream` with the read opened
+ * while the append is in flight, as durable-chat does so that a held append never holds back a
+ * reply (the scale scenario's comparator for memory). `durable-chat-unmerged`: the transport with
  * `coalesceDeltas: false`, one chunk per record like the floors.
  */
-export type VariantName = 'durable-chat' | 'durable-chat-unmerged' | 'trigger' | 'floor' | 'floor-stream';
+export type VariantName =
+  | 'durable-chat'
+  | 'durable-chat-unmerged'
+  | 'trigger'
+  | 'floor'
+  | 'floor-stream'
+  | 'floor-overlap';
 
 export const VARIANT_NAMES: readonly VariantName[] = ['durable-chat', 'trigger', 'floor'];
 
@@ -46,5 +54,7 @@ export async function loadVariant(name: VariantName): Promise<ClientVariant> {
     case 'floor':
     case 'floor-stream':
       return (await import('./floor-client.js')).createFloorVariant();
+    case 'floor-overlap':
+      return (await import('./floor-client.js')).createFloorVariant({ overlapAppend: true });
   }
 }

@@ -39,8 +39,10 @@ export async function floorRead(
   context: TurnContext,
   onChunk: (chunk: UIMessageChunk) => void,
   cursor = -1,
+  signal?: AbortSignal,
 ): Promise<FloorReadEnd> {
   const abort = new AbortController();
+  signal?.addEventListener('abort', () => abort.abort(signal.reason), { once: true });
   const headers: Record<string, string> = {
     authorization: `Bearer ${context.token}`,
     accept: 'text/event-stream',
@@ -99,33 +101,47 @@ export async function floorTurn(
   }
 }
 
-/** The floor of a resume: re-read at once from the cursor after every drop, no backoff. */
+/**
+ * The floor of a resume: re-read at once from the cursor after every drop, no backoff.
+ * `overlapAppend` opens the read while the append is in flight instead of after it, as a
+ * transport must if a slow or retried append is not to hold back a reply already streaming:
+ * two requests in flight per chat at the start instead of one after the other.
+ */
 export async function floorResumingTurn(
   context: TurnContext,
   onChunk: (chunk: UIMessageChunk) => void,
-  maxReads = 5,
+  options: { maxReads?: number; overlapAppend?: boolean } = {},
 ): Promise<void> {
-  await floorAppend(context);
+  const maxReads = options.maxReads ?? 5;
+  const appended = floorAppend(context);
+  let readAbort: AbortController | undefined;
+  if (options.overlapAppend) {
+    // A failed append ends the read (no reply will come); its error is thrown below.
+    const abort = new AbortController();
+    appended.catch((error: unknown) => abort.abort(error));
+    readAbort = abort;
+  } else await appended;
   let cursor = -1;
-  for (let read = 0; read < maxReads; read++) {
-    const end = await floorRead(context, onChunk, cursor);
-    if (end.ended) return;
+  for (let read = 0; read < maxReads && readAbort?.signal.aborted !== true; read++) {
+    const end = await floorRead(context, onChunk, cursor, readAbort?.signal);
+    if (end.ended) return await appended;
     cursor = end.cursor;
   }
+  await appended;
   throw new ProtocolError({
     code: 'UNEXPECTED_RESPONSE',
     message: `no turn-complete after ${maxReads} reads`,
   });
 }
 
-export function createFloorVariant(): ClientVariant {
+export function createFloorVariant(options: { overlapAppend?: boolean } = {}): ClientVariant {
   return {
-    name: 'floor',
+    name: options.overlapAppend ? 'floor-overlap' : 'floor',
     async send(context) {
       // For the reducer and first-chunk comparisons: the floor's chunks as a stream.
       return new ReadableStream<UIMessageChunk>({
         start(controller) {
-          floorResumingTurn(context, (chunk) => controller.enqueue(chunk)).then(
+          floorResumingTurn(context, (chunk) => controller.enqueue(chunk), options).then(
             () => controller.close(),
             (error: unknown) => controller.error(error),
           );

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import { loadVariant, userMessage, type VariantName } from '../clients/client-variant.js';
 import { floorTurn } from '../clients/floor-client.js';
@@ -16,6 +18,12 @@ export interface ScaleJob {
   turn: ServedTurnSpec;
   /** bench/heap-snapshot.ts: heap snapshots just before the sends and `atMs` into the turn. */
   heapSnapshot?: { directory: string; atMs: number };
+  /**
+   * bench/alloc-profile.ts: V8's sampling heap profile of the sends, counting objects the
+   * garbage collector has freed since (what a chat allocates, not only what it keeps),
+   * written to `path` as a `.heapprofile`.
+   */
+  allocationProfile?: { path: string; intervalBytes: number };
 }
 
 /** Growth since just before the sends, at the moment of the mid-turn heap snapshot. */
@@ -62,6 +70,26 @@ function scheduleSnapshots(options: { directory: string; atMs: number }): () => 
   return () => taken;
 }
 
+/** Starts sampling every allocation now; the returned function stops and writes the profile. */
+async function startAllocationProfile(options: {
+  path: string;
+  intervalBytes: number;
+}): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: options.intervalBytes,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return async () => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    session.disconnect();
+    await writeFile(options.path, JSON.stringify(profile));
+  };
+}
+
 const CREATE_CONCURRENCY = 50;
 
 /**
@@ -81,6 +109,8 @@ export async function runScaleJob(job: ScaleJob): Promise<ScaleResult> {
     sessions.push(...(await Promise.all(slice.map((chatId) => createSession(job.baseUrl, chatId)))));
   }
   const snapshots = job.heapSnapshot === undefined ? undefined : scheduleSnapshots(job.heapSnapshot);
+  const stopProfile =
+    job.allocationProfile === undefined ? undefined : await startAllocationProfile(job.allocationProfile);
   const sample = startSample();
   const collectors = await Promise.all(
     chatIds.map(async (chatId, index) => {
@@ -99,6 +129,7 @@ export async function runScaleJob(job: ScaleJob): Promise<ScaleResult> {
     }),
   );
   const result = sampleProcess(sample);
+  await stopProfile?.();
   const moment = await snapshots?.();
   let chunks = 0;
   for (const collector of collectors) {
