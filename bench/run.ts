@@ -1,5 +1,6 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as durableChat from 'durable-chat';
 import type { BenchResults } from './bench-results.js';
@@ -17,17 +18,25 @@ import { targetChecks } from './targets.js';
 
 /**
  * `npm run bench [-- --quick] [-- --only=throughput,first-chunk,resume,renders,scale,long-turn]`
- * Prints the tables and writes bench/results.json. Exits 1 when any fixture check fails.
- * `tsx bench/run.ts --print` prints the tables of the last results.json again.
+ * Prints the tables and writes bench/results.json (a quick or partial run: .tmp/). Exits 1
+ * when any fixture check fails. `tsx bench/run.ts --print [--quick|--partial]` prints the
+ * tables of the last such run again.
  */
 const SCENARIOS = ['throughput', 'first-chunk', 'resume', 'renders', 'scale', 'long-turn'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const args = process.argv.slice(2);
 const options = cliArgs(args);
-const output = fileURLToPath(
-  new URL(options.has('quick') ? '../.tmp/bench-quick.json' : './results.json', import.meta.url),
-);
+// Only a full run with its own settings writes bench/results.json (the figures the docs
+// quote). The quick run (CI's guard) and partial runs (`--only`, `--runs=`, `--variants=`…)
+// write under .tmp/, so an A/B never overwrites the full run's samples.
+const partial = [...options.keys()].some((key) => key !== 'quick' && key !== 'print');
+const outputName = options.has('quick')
+  ? '../.tmp/bench-quick.json'
+  : partial
+    ? '../.tmp/bench-partial.json'
+    : './results.json';
+const output = fileURLToPath(new URL(outputName, import.meta.url));
 if (options.has('print')) {
   // Prints the tables of the last run again (for the docs) without measuring anything.
   const saved = JSON.parse(await readFile(output, 'utf8')) as { results: BenchResults };
@@ -70,7 +79,7 @@ const settings = quick
       scaleDeltas: 100,
       rendersRuns: 5,
       rendersDeltas: 600,
-      longTurnRuns: 5,
+      longTurnRuns: 7,
       longTurnDeltas: 1_000_000,
     };
 
@@ -225,6 +234,7 @@ const report = {
   targets: targetChecks(results),
   results,
 };
+await mkdir(dirname(output), { recursive: true });
 await writeFile(output, `${JSON.stringify(report, null, 2)}\n`);
 log(`wrote ${output}`);
 
