@@ -63,7 +63,12 @@ async function tally(path: string): Promise<Tally> {
   return result;
 }
 
-function difference(long: Map<string, number>, short: Map<string, number>, per: number): [string, number][] {
+/** `long` minus `short` (nothing, by default), per unit. */
+function difference(
+  long: Map<string, number>,
+  per: number,
+  short = new Map<string, number>(),
+): [string, number][] {
   const keys = new Set([...long.keys(), ...short.keys()]);
   return [...keys].map((key) => [key, ((long.get(key) ?? 0) - (short.get(key) ?? 0)) / per]);
 }
@@ -116,9 +121,9 @@ for (const variant of variants) {
   );
   print(
     '\nper chat start, by the innermost library or bench frame on the stack:',
-    difference(short.byOwner, new Map(), sessions),
+    difference(short.byOwner, sessions),
   );
-  print('\nper chunk, by that frame:', difference(long.byOwner, short.byOwner, sessions * chunks));
-  print('\nper chunk, by allocating frame:', difference(long.byFrame, short.byFrame, sessions * chunks));
+  print('\nper chunk, by that frame:', difference(long.byOwner, sessions * chunks, short.byOwner));
+  print('\nper chunk, by allocating frame:', difference(long.byFrame, sessions * chunks, short.byFrame));
 }
 console.log(`\nprofiles (open in Chrome DevTools, Memory tab): ${directory}`);

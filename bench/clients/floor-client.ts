@@ -114,13 +114,10 @@ export async function floorResumingTurn(
 ): Promise<void> {
   const maxReads = options.maxReads ?? 5;
   const appended = floorAppend(context);
-  let readAbort: AbortController | undefined;
-  if (options.overlapAppend) {
-    // A failed append ends the read (no reply will come); its error is thrown below.
-    const abort = new AbortController();
-    appended.catch((error: unknown) => abort.abort(error));
-    readAbort = abort;
-  } else await appended;
+  const readAbort = options.overlapAppend ? new AbortController() : undefined;
+  // A failed append ends the overlapped read (no reply will come); its error is thrown below.
+  if (readAbort !== undefined) appended.catch((error: unknown) => readAbort.abort(error));
+  else await appended;
   let cursor = -1;
   for (let read = 0; read < maxReads && readAbort?.signal.aborted !== true; read++) {
     const end = await floorRead(context, onChunk, cursor, readAbort?.signal);
