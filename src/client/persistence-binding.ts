@@ -12,6 +12,7 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.token !== previous.token ||
     next.lastEventId !== previous.lastEventId ||
     next.turnLive !== previous.turnLive ||
+    next.turnStored !== previous.turnStored ||
     next.turnStartCursor !== previous.turnStartCursor ||
     next.closed !== previous.closed
   );
@@ -68,6 +69,7 @@ export class PersistenceBinding {
         sessionId: record.sessionId,
         lastEventId: record.lastEventId,
         turnLive: record.turnLive,
+        turnStored: record.turnStored === true,
         turnStartCursor: record.turnStartCursor,
         closed: record.closed,
         closedReason: record.closedReason,

@@ -8,6 +8,8 @@ export interface PersistedChatRecord {
   publicAccessToken: string | undefined;
   lastEventId: number | undefined;
   turnLive: boolean;
+  /** The live turn's append was stored (absent in records written before it existed: false). */
+  turnStored?: boolean;
   turnStartCursor: number | undefined;
   closed: boolean;
   closedReason: string | null;
@@ -34,6 +36,7 @@ export function toPersistedRecord(state: ChatSessionState): PersistedChatRecord 
     publicAccessToken: state.token,
     lastEventId: state.lastEventId,
     turnLive: state.turnLive,
+    turnStored: state.turnStored,
     turnStartCursor: state.turnStartCursor,
     closed: state.closed,
     closedReason: state.closedReason,
@@ -81,6 +84,7 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
     publicAccessToken,
     lastEventId,
     turnLive: record.turnLive,
+    turnStored: record.turnStored === true,
     turnStartCursor,
     closed: record.closed,
     closedReason,

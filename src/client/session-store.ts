@@ -29,6 +29,11 @@ export interface ChatSessionState {
   lastEventId: number | undefined;
   /** True while a turn this client started (or found) has not seen its turn-complete. */
   turnLive: boolean;
+  /**
+   * The live turn's append was answered (stored on `.in`): its reply may not have begun, so a
+   * reload resumes it without a settled-peek. False while the append is in flight.
+   */
+  turnStored: boolean;
   /** `lastEventId` just before the live turn was sent: replaying from here rebuilds the turn. */
   turnStartCursor: number | undefined;
   status: ConnectionStatus;
@@ -52,6 +57,7 @@ export function initialSessionState(chatId: string): ChatSessionState {
     tokenExpiresAt: undefined,
     lastEventId: undefined,
     turnLive: false,
+    turnStored: false,
     turnStartCursor: undefined,
     status: { type: 'idle' },
     runId: undefined,

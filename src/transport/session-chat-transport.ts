@@ -40,8 +40,18 @@ interface ChatEntry {
   stops: DeferredStop;
   /** Earlier turns read to their own turn-complete after a newer send (never truncated). */
   draining: Set<TurnStream>;
-  /** `.out`'s live edge, when this page read the last turn to its end (no read needed to find it). */
-  edge: number | undefined;
+  /**
+   * The last turn this page read to its own turn-complete: its `endCursor` is `.out`'s live
+   * edge for the next send (no read needed to find it). Read when that send starts: the turn
+   * may still be taking the records it read past its end.
+   */
+  edge: TurnStream | undefined;
+  /**
+   * The highest `.in` seq this page knows of (the last turn-complete's `session-in-event-id`,
+   * its own appends' `seq`); `undefined` once anything made it unknowable (a server that
+   * omits them, an append whose fate is unknown).
+   */
+  inSeq: number | undefined;
   /**
    * This page stopped a turn it never saw end: once the stop is stored the chat is no longer
    * live, but that turn's turn-complete may still be on its way. The next send skips it
@@ -112,7 +122,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       client,
       from: knownStart ? state.turnStartCursor : state.lastEventId,
       mode: { type: 'replay', knownStart },
-      peekSettled: true,
+      // A settled peek closes before a reply that has not begun yet: never for a turn whose
+      // append this chat saw stored (the spec: not right after a submit). A turn whose append
+      // was still unanswered may never have reached the server: the peek tells.
+      peekSettled: !(knownStart && state.turnStored),
       startedAt: client.environment.now(),
       onCancel: () => this.onDisconnect(entry, turn),
       onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
@@ -174,8 +187,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await client.ready();
     const before = client.getState();
     const result = await client.append(chunk, { headers: options.headers });
+    this.noteInSeq(entry, result.seq);
     if (!before.turnLive && (active === undefined || active.finished)) {
-      client.store.setState({ turnLive: true, turnStartCursor: before.lastEventId });
+      client.store.setState({ turnLive: true, turnStored: true, turnStartCursor: before.lastEventId });
     }
     return result;
   }
@@ -191,7 +205,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const entry = this.entry(chatId);
     entry.stops.flush();
     entry.edge = undefined;
-    return entry.client.append(chunk, { headers: options.headers, kind: 'pending-message' });
+    const result = await entry.client.append(chunk, { headers: options.headers, kind: 'pending-message' });
+    this.noteInSeq(entry, result.seq);
+    return result;
   }
 
   getState(chatId: string): ChatSessionState {
@@ -282,15 +298,20 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // this page's own start created the session and nothing was appended or read since (the
     // first send of a new chat: `.out` is empty). Otherwise (a fresh page, a stale cursor, a
     // turn never seen finishing) read to the edge first.
+    const ownEnd = entry.edge?.endCursor;
     const edgeKnown =
       earlier === undefined &&
-      ((entry.edge !== undefined && entry.edge === before.lastEventId) || client.outKnownEmpty);
+      ((ownEnd !== undefined && ownEnd === before.lastEventId) || client.outKnownEmpty);
     const liveOpen = before.turnLive && !liveUnstarted && (earlier === undefined || earlier.started);
     const stopped = earlier === undefined && !edgeKnown && !before.turnLive ? entry.stopped : undefined;
+    // The edge from this page's own read, and every `.in` seq since known: the append's seq
+    // tells whether another device appended in between (see `SendAttribution.expectedInSeq`).
+    const ownEdge = edgeKnown && ownEnd !== undefined && ownEnd === before.lastEventId;
     const mode: TurnMode = {
       type: 'send',
       trigger: call.trigger,
       attribution: {
+        expectedInSeq: ownEdge && entry.inSeq !== undefined ? entry.inSeq + 1 : undefined,
         edge: edgeKnown ? (before.lastEventId ?? -1) : undefined,
         openAtCursor: edgeKnown ? false : liveOpen || stopped === 'started',
         earlierStarts:
@@ -349,7 +370,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // Live from the moment the append goes out: a reply can stream (and even end) before
     // the append's response arrives, and a reload meanwhile must resume it.
     const wasLive = client.getState().turnLive;
-    if (!wasLive) client.store.setState({ turnLive: true, turnStartCursor: before.lastEventId });
+    if (!wasLive)
+      client.store.setState({ turnLive: true, turnStored: false, turnStartCursor: before.lastEventId });
     // The stream is returned now, not when the append is answered: a slow or retried append
     // never holds back a reply that is already streaming. Its failure errors the stream.
     client
@@ -357,15 +379,21 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         headers: call.headers as HeadersOption | undefined,
         signal: appendAbort.signal,
         onAttempt: () => {
+          // A retry's answer is a backoff away: the reply streams by the edge rules meanwhile.
+          if (attempted) turn.appendRetrying();
           attempted = true;
         },
       })
       .then(
         (result: AppendResult) => {
           appended = true;
+          this.noteInSeq(entry, result.seq);
+          if (client.getState().turnLive && !client.getState().turnStored)
+            client.store.setState({ turnStored: true });
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
+          entry.inSeq = undefined; // it may have been stored before the failure
           // Not stored (or nothing of it seen): the turn is not live after all.
           if (!wasLive && !turn.started && !client.getState().closed)
             client.store.setState({ turnLive: false, turnStartCursor: before.turnStartCursor });
@@ -384,9 +412,15 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   /** Bookkeeping when a turn stream ends: the live edge is known only after a clean end. */
   private onTurnEnd(entry: ChatEntry, turn: TurnStream, outcome: TurnOutcome): void {
     entry.draining.delete(turn);
-    if (entry.active === turn && (outcome === 'completed' || outcome === 'rejected')) {
-      entry.edge = turn.completedSeq;
-    }
+    if (outcome !== 'completed' && outcome !== 'rejected') return;
+    const inSeq = turn.completedInSeq;
+    entry.inSeq = inSeq === undefined ? undefined : Math.max(inSeq, entry.inSeq ?? -1);
+    if (entry.active === turn) entry.edge = turn;
+  }
+
+  /** An append's `.in` seq: the highest known so far, or unknown when the server gave none. */
+  private noteInSeq(entry: ChatEntry, seq: number | undefined): void {
+    entry.inSeq = seq === undefined ? undefined : Math.max(seq, entry.inSeq ?? -1);
   }
 
   private replace(
@@ -430,7 +464,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   /** Appends `stop`; once stored, the turn is over for this page (a remount does not resume it). */
   private async appendStop(client: SessionClient): Promise<void> {
-    await client.append(stopChunk());
+    const entry = this.chats.get(client.chatId);
+    try {
+      const result = await client.append(stopChunk());
+      if (entry !== undefined) this.noteInSeq(entry, result.seq);
+    } catch (error) {
+      if (entry !== undefined) entry.inSeq = undefined;
+      throw error;
+    }
     client.store.setState({ turnLive: false, turnStartCursor: undefined });
   }
 
@@ -471,6 +512,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       stops: new DeferredStop(client.environment),
       draining: new Set(),
       edge: undefined,
+      inSeq: undefined,
       stopped: undefined,
       messageIds: new Map(),
     };

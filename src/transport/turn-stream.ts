@@ -25,6 +25,13 @@ export interface SendAttribution {
   openAtCursor: boolean;
   /** Earlier sends whose reply has not begun yet: their `start` chunks come before ours. */
   earlierStarts: number;
+  /**
+   * With `edge` from this page's own read of the last turn: the `.in` seq this append gets
+   * when nothing else was appended since (the last turn-complete's `session-in-event-id`
+   * and this page's own appends). Known: records after the edge wait for the append's answer,
+   * whose `seq` tells whether another device's input sits between (its turn comes first).
+   */
+  expectedInSeq?: number;
 }
 
 /**
@@ -157,6 +164,17 @@ export class TurnStream {
   private earlierStarts: number;
   private earlierRestarting = false;
   private appendSeq: number | undefined;
+  /** Records after the edge wait for the append's `seq` (see `SendAttribution.expectedInSeq`). */
+  private holdUntilStored: boolean;
+  /**
+   * Another device's input sits between the edge and this append: records are held until a
+   * turn-complete shows whose they are (`session-in-event-id` ≥ this: the others' turns are over).
+   */
+  private othersUntil: number | undefined;
+  private othersHeld: UIMessageChunk[] = [];
+  private completedInEventId: number | undefined;
+  /** Highest `seq_num` read through the turn-complete and the command records right after it. */
+  private cleanEnd: number | undefined;
   // What was emitted.
   private content = false;
   private firstChunkSeen = false;
@@ -186,6 +204,7 @@ export class TurnStream {
       this.edge = attribution.edge ?? this.cursor;
       this.earlierOpen = attribution.openAtCursor;
       this.earlierStarts = attribution.earlierStarts;
+      this.holdUntilStored = attribution.edge !== undefined && attribution.expectedInSeq !== undefined;
       this.phase =
         attribution.edge === undefined
           ? { type: 'locating', timer: undefined }
@@ -194,6 +213,7 @@ export class TurnStream {
       this.edge = -1;
       this.earlierOpen = false;
       this.earlierStarts = 0;
+      this.holdUntilStored = false;
       this.phase = mode.knownStart
         ? { type: 'streaming' }
         : { type: 'holding', held: [], completed: undefined };
@@ -255,6 +275,20 @@ export class TurnStream {
     return this.completedAt;
   }
 
+  /**
+   * Where `.out` stood when this turn ended, if nothing but command records (a trim) was
+   * read past its turn-complete: the next send's live edge, with no read to find it.
+   * `undefined` when the reader went past it into another turn's records.
+   */
+  get endCursor(): number | undefined {
+    return this.cleanEnd;
+  }
+
+  /** `session-in-event-id` of the turn's own turn-complete, when the server sent one. */
+  get completedInSeq(): number | undefined {
+    return this.completedInEventId;
+  }
+
   /** How the stream ended, once it has. */
   get outcome(): TurnOutcome | undefined {
     return this.phase.type === 'ended' ? this.phase.outcome : undefined;
@@ -311,13 +345,55 @@ export class TurnStream {
   appendDone(seq: number | undefined): void {
     if (this.phase.type !== 'appending') return;
     this.appendSeq = seq;
+    const { mode } = this.options;
+    const expected = mode.type === 'send' ? mode.attribution.expectedInSeq : undefined;
+    if (this.holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
+      this.othersUntil = seq - 1;
+    }
     const { queued, caughtUp } = this.phase;
     this.phase = { type: 'streaming' };
     this.watch();
-    for (const record of queued) {
-      if (this.handle(record) === true || this.phase.type !== 'streaming') return;
+    for (let index = 0; index < queued.length; index++) {
+      const record = queued[index] as ClassifiedRecord;
+      if (this.handle(record) === true) {
+        // Read past the turn-complete while the append was unanswered: only a trim keeps the edge.
+        for (const later of queued.slice(index + 1)) {
+          if (later.kind !== 'command') {
+            this.cleanEnd = undefined;
+            break;
+          }
+          this.cleanEnd = later.seqNum;
+        }
+        return;
+      }
+      if (this.phase.type !== 'streaming') return;
     }
     if (caughtUp) this.wakeProducer();
+  }
+
+  /**
+   * The append is being retried: its answer (and `seq`) is a backoff away, and a reply may
+   * already stream. Records are attributed by the edge rules from here, not held for it.
+   */
+  appendRetrying(): void {
+    if (!this.holdUntilStored) return;
+    this.holdUntilStored = false;
+    const phase = this.phase;
+    if (phase.type !== 'appending') return;
+    // Release what waited, in order, up to a turn-complete the append's seq must decide.
+    const waiting = phase.queued;
+    phase.queued = [];
+    for (let index = 0; index < waiting.length; index++) {
+      const record = waiting[index] as ClassifiedRecord;
+      if (phase.queued.length > 0) {
+        phase.queued.push(record);
+        continue;
+      }
+      if (this.handle(record) === true || this.phase.type !== 'appending') {
+        return;
+      }
+    }
+    if (phase.queued.length === 0) this.wakeProducer();
   }
 
   /** The append failed (after its retries): the stream errors with that error. */
@@ -362,7 +438,7 @@ export class TurnStream {
         this.locate(record);
         return undefined;
       case 'appending':
-        if (phase.queued.length > 0) {
+        if (phase.queued.length > 0 || (this.holdUntilStored && record.seqNum > this.edge)) {
           phase.queued.push(record);
           return undefined;
         }
@@ -492,6 +568,7 @@ export class TurnStream {
       if (record.seqNum > this.cursor) this.noteEarlier(record);
       return undefined;
     }
+    if (this.othersUntil !== undefined) return this.handleOthersFirst(record);
     if (record.kind === 'data') {
       const chunk = record.chunk;
       if (this.earlierOpen || this.earlierStarts > 0) {
@@ -537,6 +614,35 @@ export class TurnStream {
       if (this.earlierOpen) this.earlierRestarting = true;
       else this.upgraded(record);
     }
+    return undefined;
+  }
+
+  /**
+   * Another device appended between this page's read of the last turn and this append: a
+   * turn-complete tells whose the held records were, by its `session-in-event-id`.
+   */
+  private handleOthersFirst(record: ClassifiedRecord): boolean | undefined {
+    if (record.kind === 'data') {
+      this.othersHeld.push(record.chunk);
+      return undefined;
+    }
+    if (record.kind !== 'control') return undefined;
+    if (record.control === CONTROL.upgradeRequired) {
+      this.othersHeld = [];
+      return undefined;
+    }
+    if (record.control !== CONTROL.turnComplete) return undefined;
+    const inEventId = record.sessionInEventId;
+    const held = this.othersHeld;
+    this.othersHeld = [];
+    if (inEventId !== undefined && this.appendSeq !== undefined && inEventId >= this.appendSeq) {
+      // The agent took this append into the turn it was answering: the whole turn is ours.
+      this.othersUntil = undefined;
+      for (const chunk of held) this.emitFresh(chunk);
+      this.finishTurn(record);
+      return true;
+    }
+    if (inEventId === undefined || inEventId >= (this.othersUntil as number)) this.othersUntil = undefined;
     return undefined;
   }
 
@@ -692,6 +798,8 @@ export class TurnStream {
     }
     this.turnOver = true;
     this.completedAt = record.seqNum;
+    this.completedInEventId = record.sessionInEventId;
+    this.cleanEnd = record.seqNum;
     const rejected = mode.type === 'send' && mode.trigger === 'submit-message' && !this.content;
     client.emit({ type: 'turn-completed', chatId: client.chatId, seqNum: record.seqNum, rejected });
     if (rejected) this.end('rejected', new TurnRejectedError());
@@ -714,7 +822,9 @@ export class TurnStream {
     this.liveness?.stop();
     this.resolveEdge();
     this.wakeProducer();
+    this.othersHeld = [];
     const { client } = this.options;
+    this.options.onEnd?.(outcome);
     switch (outcome) {
       case 'completed':
         // The turn is over for this page only once the consumer has every chunk: a reload
@@ -724,8 +834,13 @@ export class TurnStream {
           client.store.setState({ turnLive: false, turnStartCursor: undefined });
         });
         return;
-      case 'stopped':
       case 'drained':
+        // A resumed turn the peek found settled before any of it showed: it is not live.
+        if (this.options.mode.type === 'replay' && !this.firstChunkSeen && !client.getState().closed)
+          client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+        this.outbox.close();
+        return;
+      case 'stopped':
         this.outbox.close();
         return;
       case 'cancelled':

@@ -15,6 +15,7 @@ const record: PersistedChatRecord = {
   publicAccessToken: 'a.b.c',
   lastEventId: 12,
   turnLive: true,
+  turnStored: true,
   turnStartCursor: 7,
   closed: false,
   closedReason: null,
@@ -34,6 +35,11 @@ describe('parsePersistedRecord', () => {
   it('accepts a record, as an object or as JSON text', () => {
     expect(parsePersistedRecord(record, 'c1')).toEqual(record);
     expect(parsePersistedRecord(JSON.stringify(record), 'c1')).toEqual({ ...record });
+  });
+
+  it('reads a record written before `turnStored` existed as not stored (a resume then peeks)', () => {
+    const { turnStored: _, ...older } = record;
+    expect(parsePersistedRecord(older, 'c1')).toEqual({ ...record, turnStored: false });
   });
 
   it('treats missing optional fields as undefined', () => {

@@ -1,0 +1,198 @@
+import type { UIMessageChunk } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionEvent } from '../../src/client/events.js';
+import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
+import { type DevServer, defineAgent, echoAgent } from '../../src/dev-server/index.js';
+import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
+import type { SessionChatTransportOptions } from '../../src/transport/transport-options.js';
+import {
+  recordingFetch,
+  startEchoServer,
+  startSessionVia,
+  TestChat,
+  transcript,
+  uniqueChatId,
+  waitFor,
+} from './support/dev-server-fixture.js';
+
+/**
+ * Issue 18 (turn integrity, third pass), against the dev server over loopback with the
+ * library's DEFAULT options.
+ */
+
+/** The echo agent, but its model takes `firstChunkDelayMs` before the first chunk (a cold start). */
+const slowStartAgent = defineAgent({
+  ...echoAgent,
+  id: 'slow-start',
+  async *run(context) {
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    const source = echoAgent.run(context) as AsyncIterable<UIMessageChunk>;
+    for await (const chunk of source) yield chunk;
+  },
+});
+
+let server: DevServer;
+beforeAll(async () => {
+  server = await startEchoServer({ agents: [echoAgent, slowStartAgent] });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+function transportFor(taskIdentifier: string, overrides: Partial<SessionChatTransportOptions> = {}) {
+  const events: SessionEvent[] = [];
+  const transport = new SessionChatTransport({
+    baseURL: server.url,
+    taskIdentifier,
+    startSession: startSessionVia(server),
+    onEvent: (event) => events.push(event),
+    ...overrides,
+    environment: { warn: () => {}, ...overrides.environment },
+  });
+  return { transport, events };
+}
+
+describe('item 1: a reload after the append was stored, before the first chunk', () => {
+  it('resumes the whole reply (no settled-peek on a turn this page saw stored) and ends with its finish', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('reload-before-first-chunk');
+    const first = transportFor('slow-start', { persistence: memoryPersistence(records) }).transport;
+    const chat = new TestChat({ id: chatId, transport: first });
+    void chat.sendMessage({ text: 'a reply that takes a while to begin' });
+    await waitFor(() => server.inspect(chatId)?.in.nextSeq === 1, 5_000, 'the append to be stored');
+    await waitFor(() => first.getState(chatId).turnStored, 5_000, 'the append answer');
+    await first.getClient(chatId).flushPersistence();
+    first.disconnect(chatId); // the page reloads: nothing of the reply has arrived
+    first.close();
+
+    const wire = recordingFetch();
+    const second = transportFor('slow-start', {
+      persistence: memoryPersistence(records),
+      fetch: wire.fetch,
+    }).transport;
+    const resumed = new TestChat({ id: chatId, transport: second });
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual(['assistant: Echo: a reply that takes a while to begin']);
+    const outs = wire.requests.filter((request) => request.path.endsWith('/out'));
+    expect(outs[0]?.headers.get('x-peek-settled')).toBeNull();
+    await waitFor(() => !second.getState(chatId).turnLive, 2_000, 'the turn to be over');
+    second.close();
+  });
+
+  it('a turn whose append was still unanswered at the reload peeks (it may never have been stored)', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('reload-unanswered');
+    const transport = transportFor('echo', { persistence: memoryPersistence(records) }).transport;
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'an earlier turn' });
+    const client = transport.getClient(chatId);
+    // What a page that reloaded with its append in flight saved, the append lost on the way.
+    const cursor = client.getState().lastEventId;
+    client.store.setState({ turnLive: true, turnStored: false, turnStartCursor: cursor });
+    await client.flushPersistence();
+    transport.close();
+    const wire = recordingFetch();
+    const second = transportFor('echo', {
+      persistence: memoryPersistence(records),
+      fetch: wire.fetch,
+    }).transport;
+    const resumed = new TestChat({ id: chatId, transport: second });
+    const started = Date.now();
+    await resumed.resumeStream();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(resumed.messages).toEqual([]);
+    expect(wire.requests.find((r) => r.path.endsWith('/out'))?.headers.get('x-peek-settled')).toBe('1');
+    // Settled with nothing of it on .out: the turn is not live (a later resume costs no read).
+    expect(second.getState(chatId).turnLive).toBe(false);
+    second.close();
+  });
+});
+
+/** A fetch that notes when each request went out and when its response headers arrived. */
+function wireLog(delayMs: number) {
+  const log: { at: number; what: string }[] = [];
+  const fetchWithDelay: typeof fetch = async (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const kind = url.pathname.endsWith('/out')
+      ? 'out'
+      : url.pathname.endsWith('/append')
+        ? 'append'
+        : 'other';
+    log.push({ at: performance.now(), what: `${kind} request` });
+    const response = await fetch(input, init);
+    await new Promise((resolve) => setTimeout(resolve, delayMs)); // a network's round trip
+    log.push({ at: performance.now(), what: `${kind} response` });
+    return response;
+  };
+  return { log, fetch: fetchWithDelay };
+}
+
+describe('item 2: a follow-up message pays no round trip before its append', () => {
+  it('with 50 ms added to every response, the turn-3 append goes out before any .out response of that turn', async () => {
+    const chatId = uniqueChatId('follow-up-rtt');
+    const wire = wireLog(50);
+    const { transport, events } = transportFor('echo', { fetch: wire.fetch });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'one' });
+    await chat.sendMessage({ text: 'two' });
+    const mark = wire.log.length;
+    await chat.sendMessage({ text: 'three' });
+    const turn3 = wire.log.slice(mark).map((entry) => entry.what);
+    const appendAt = turn3.indexOf('append request');
+    const firstOutResponse = turn3.indexOf('out response');
+    expect(appendAt).toBeGreaterThanOrEqual(0);
+    expect(appendAt).toBeLessThan(firstOutResponse);
+    expect(transcript(chat.messages)).toEqual([
+      'user: one',
+      'assistant: Echo: one',
+      'user: two',
+      'assistant: Echo: two',
+      'user: three',
+      'assistant: Echo: three',
+    ]);
+    // The .out read of turn 3 starts at the cursor (no read from one record before it).
+    const firstChunks = events.filter((event) => event.type === 'first-chunk');
+    expect(firstChunks).toHaveLength(3);
+    transport.close();
+  });
+
+  it('keeps the two-device case right: a second device’s turn between our turns is never shown as ours', async () => {
+    const chatId = uniqueChatId('follow-up-two-devices');
+    const mine = transportFor('echo').transport;
+    const chat = new TestChat({ id: chatId, transport: mine });
+    await chat.sendMessage({ text: 'mine one' });
+    // Another device (its own storage) sends while this page is idle; its reply is slow.
+    const other = transportFor('echo').transport;
+    const otherChat = new TestChat({ id: chatId, transport: other });
+    const othersTurn = otherChat.sendMessage(
+      { text: 'from the other device, slowly' },
+      { metadata: { delayMs: 60 } },
+    );
+    await waitFor(() => server.inspect(chatId)?.in.nextSeq === 2, 5_000, 'the other device’s append');
+    await chat.sendMessage({ text: 'mine two' });
+    await othersTurn;
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages)).toEqual([
+      'user: mine one',
+      'assistant: Echo: mine one',
+      'user: mine two',
+      'assistant: Echo: mine two',
+    ]);
+    mine.close();
+    other.close();
+  });
+
+  it('finished turns are not kept as draining readers', async () => {
+    const chatId = uniqueChatId('no-draining-growth');
+    const { transport } = transportFor('echo');
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'one' });
+    await chat.sendMessage({ text: 'two' });
+    const entry = (transport as unknown as { chats: Map<string, { draining: Set<unknown> }> }).chats.get(
+      chatId,
+    );
+    expect(entry?.draining.size).toBe(0);
+    transport.close();
+  });
+});
