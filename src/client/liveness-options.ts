@@ -7,7 +7,8 @@
  * more often while a healthy agent is silent (a slow tool). With the defaults a turn whose
  * run is gone ends about 5 s after its last record (4 s of silence, one check, 1 s to
  * confirm); a silent healthy agent costs one check at 4 s, then at 7, 13, 25 s and every
- * 30 s, and is never cut off while the row names its run.
+ * 30 s, and is never cut off while the row names a live run (any run: a continuation or the run
+ * an upgrade hands over to answers the turn too).
  */
 export interface LivenessOptions {
   /** Silence (no `.out` record) before the first check. Default 4 000 ms. */
@@ -17,8 +18,9 @@ export interface LivenessOptions {
   /** Longest wait between two checks. Default 30 000 ms. */
   maxCheckIntervalMs?: number;
   /**
-   * After a check found the run gone, the turn ends once this much more time passed with
-   * the reader connected and still no record (a turn-complete in flight wins). Default 1 000 ms.
+   * After a check found no run live, the turn ends once this much more time passed with no
+   * record while `.out` was readable (a connection open at the verdict or opened since, even
+   * a long poll that ended early): a turn-complete in flight wins. Default 1 000 ms.
    */
   confirmMs?: number;
   /**

@@ -5,30 +5,46 @@ import { isDurableChatError } from '../errors/durable-chat-error.js';
 export type GoneReason = 'run-gone' | 'silence';
 
 /**
- * Watches one live turn for silence. The hot path only stamps `lastActivityAt` per batch;
- * one timer, re-armed lazily, does the rest:
+ * Where a live turn's watch stands. `lastActivityAt` (stamped per batch, the only hot-path
+ * work) and one timer, re-armed lazily, drive it.
  *
- * | state \ event   | record arrives        | silence ≥ checkAfterMs      | check: run alive      | check: run gone (null / another run) | check: no source / fails | confirmMs passed, connected, still silent |
- * |-----------------|-----------------------|-----------------------------|-----------------------|--------------------------------------|--------------------------|-------------------------------------------|
- * | quiet           | quiet (stamp)         | waiting (status), check     | –                     | –                                    | –                        | –                                         |
- * | waiting         | quiet (status back)   | check when due              | waiting, next check ×2| confirming                           | waiting; past maxSilenceMs → gone | –                                 |
- * | confirming      | quiet (verdict void)  | –                           | –                     | –                                    | –                        | gone (`onGone('run-gone')`)               |
+ * - `quiet`: records arrived within `checkAfterMs`.
+ * - `waiting`: silent; the session row is asked (through `startSession`) whether a run lives,
+ *   every `interval` (3 s doubling to 30 s while one does).
+ * - `confirming`: a check found no live run at `goneAt`; the verdict stands once `confirmMs`
+ *   more passed with nothing arriving while `.out` was readable (`readSince`: a connection
+ *   was open at the verdict or opened after it, so the server had nothing to send).
+ * - `over`: ended (gone) or stopped; nothing more happens.
+ */
+type Phase =
+  | { type: 'quiet' }
+  | { type: 'waiting'; nextCheckAt: number; interval: number }
+  | { type: 'confirming'; goneAt: number; readSince: boolean }
+  | { type: 'over' };
+
+/**
+ * Watches one live turn for silence.
  *
- * `stop()` releases the timer from any state. The run a turn waits for is the first one a
- * check names; an `upgrade-required` record forgets it (the server swapped the run).
+ * | phase \ event | records arrive | timer: silent ≥ checkAfterMs | check: a run lives (any id) | check: no run (`null`) | check: no source / fails | timer: confirmMs passed, `.out` readable since | timer: silent ≥ maxSilenceMs (since a run was last seen) | connection opens |
+ * |---------------|----------------|------------------------------|-----------------------------|------------------------|--------------------------|------------------------------------------------|----------------------------------------------------------|------------------|
+ * | quiet         | quiet          | waiting, check now           | –                           | –                      | –                        | –                                              | –                                                        | –                |
+ * | waiting       | quiet          | check when due               | waiting, interval ×2        | confirming             | waiting                  | –                                              | over (`silence`)                                         | –                |
+ * | confirming    | quiet          | –                            | –                           | –                      | –                        | over (`run-gone`)                              | over (`silence`)                                         | `readSince`      |
+ * | over          | –              | –                            | –                           | –                      | –                        | –                                              | –                                                        | –                |
+ *
+ * Any run counts as alive: runs change legitimately under a turn (a continuation that starts
+ * after the run answering an earlier message ends, the run an upgrade hands over to), and a
+ * new run replays `.in` past the last turn-complete, so it answers this turn too. A check
+ * that started before records arrived is void. `stop()` leads to `over` from any phase.
  */
 export class TurnLiveness {
+  private phase: Phase = { type: 'quiet' };
   private lastActivityAt: number;
-  private timer: unknown;
-  private stopped = false;
-  private checking = false;
-  private knownRun: string | undefined;
-  private nextCheckAt: number | undefined;
-  private interval: number;
-  private goneAt: number | undefined;
+  /** When a check last found a live run: silence is bounded from here when checks say nothing. */
   private aliveAt: number;
+  private timer: unknown;
+  private checking = false;
   private connected = false;
-  private waiting = false;
 
   constructor(
     private readonly client: SessionClient,
@@ -37,12 +53,11 @@ export class TurnLiveness {
     const now = client.environment.now();
     this.lastActivityAt = now;
     this.aliveAt = now;
-    this.interval = client.liveness.checkIntervalMs;
   }
 
   /** Starts watching (after the append was stored, or when a replay begins). */
   start(): void {
-    if (this.stopped) return;
+    if (this.phase.type === 'over') return;
     this.lastActivityAt = this.client.environment.now();
     this.arm(this.client.liveness.checkAfterMs);
   }
@@ -50,34 +65,29 @@ export class TurnLiveness {
   /** Batches of records arrived at `at`: the turn is not silent. */
   activity(at: number): void {
     this.lastActivityAt = at;
-    this.goneAt = undefined;
-    if (this.waiting) {
-      this.waiting = false;
-      this.nextCheckAt = undefined;
-      this.interval = this.client.liveness.checkIntervalMs;
-      const status = this.client.store.getState().status;
-      if (status.type === 'waiting') this.client.store.setState({ status: { type: 'streaming' } });
-    }
+    if (this.phase.type === 'quiet' || this.phase.type === 'over') return;
+    this.phase = { type: 'quiet' };
+    this.statusBack();
   }
 
+  /** The turn's `.out` connection opened (`true`) or ended (`false`). */
   connection(open: boolean): void {
     this.connected = open;
-  }
-
-  /** The server swapped the run: the next check names the turn's new run. */
-  upgraded(): void {
-    this.knownRun = undefined;
+    if (open && this.phase.type === 'confirming') this.phase.readSince = true;
   }
 
   stop(): void {
-    this.stopped = true;
+    if (this.phase.type === 'over') return;
+    const wasWaiting = this.phase.type !== 'quiet';
+    this.phase = { type: 'over' };
     this.client.environment.clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.waiting) {
-      this.waiting = false;
-      const status = this.client.store.getState().status;
-      if (status.type === 'waiting') this.client.store.setState({ status: { type: 'streaming' } });
-    }
+    if (wasWaiting) this.statusBack();
+  }
+
+  private statusBack(): void {
+    const { store } = this.client;
+    if (store.getState().status.type === 'waiting') store.setState({ status: { type: 'streaming' } });
   }
 
   private arm(ms: number): void {
@@ -87,7 +97,8 @@ export class TurnLiveness {
   }
 
   private tick(): void {
-    if (this.stopped) return;
+    const phase = this.phase;
+    if (phase.type === 'over') return;
     const { liveness, environment: env, store } = this.client;
     const now = env.now();
     const silentFor = now - this.lastActivityAt;
@@ -95,43 +106,39 @@ export class TurnLiveness {
       this.arm(liveness.checkAfterMs - silentFor);
       return;
     }
-    if (this.goneAt !== undefined && this.goneAt >= this.lastActivityAt) {
-      if (this.connected && now - this.goneAt >= liveness.confirmMs) {
-        this.end('run-gone', silentFor);
-        return;
-      }
-    }
     if (now - Math.max(this.lastActivityAt, this.aliveAt) >= liveness.maxSilenceMs) {
       this.end('silence', silentFor);
       return;
     }
-    this.waiting = true;
+    if (phase.type === 'confirming') {
+      if (phase.readSince && now - phase.goneAt >= liveness.confirmMs) {
+        this.end('run-gone', silentFor);
+        return;
+      }
+    } else if (phase.type === 'quiet') {
+      this.phase = { type: 'waiting', nextCheckAt: now, interval: liveness.checkIntervalMs };
+    }
     const status = store.getState().status;
     if (status.type === 'streaming' || status.type === 'waiting') {
       store.setState({
         status: { type: 'waiting', silentSince: this.lastActivityAt, silentForMs: silentFor },
       });
     }
-    this.nextCheckAt ??= now;
-    if (!this.checking && this.goneAt === undefined && now >= this.nextCheckAt) void this.check();
+    const current = this.phase;
+    if (current.type === 'waiting' && !this.checking && now >= current.nextCheckAt) void this.check(current);
     // Once a second: the status's `silentForMs`, a due check, the confirmation window.
     this.arm(1_000);
   }
 
-  private async check(): Promise<void> {
+  private async check(waiting: Phase & { type: 'waiting' }): Promise<void> {
     this.checking = true;
     const { liveness, environment: env } = this.client;
     const startedAt = env.now();
+    let verdict: 'alive' | 'gone' | 'unknown' = 'unknown';
     try {
       const { currentRunId } = await this.client.checkRun();
-      if (this.stopped || this.lastActivityAt > startedAt) return;
-      if (currentRunId === undefined) return; // no source: the silence bound decides
-      if (currentRunId !== null && (this.knownRun === undefined || this.knownRun === currentRunId)) {
-        this.knownRun = currentRunId;
-        this.aliveAt = env.now();
-        return;
-      }
-      this.goneAt = env.now();
+      if (currentRunId === null) verdict = 'gone';
+      else if (currentRunId !== undefined) verdict = 'alive';
     } catch (error) {
       // A closed session stops the reader through the client; anything else tells nothing.
       if (!isDurableChatError(error) || error.code !== 'SESSION_CLOSED') {
@@ -139,9 +146,17 @@ export class TurnLiveness {
       }
     } finally {
       this.checking = false;
-      this.nextCheckAt = env.now() + this.interval;
-      this.interval = Math.min(liveness.maxCheckIntervalMs, this.interval * 2);
     }
+    // Records arrived while it was asked, or the watch moved on: the answer is stale.
+    if (this.phase !== waiting || this.lastActivityAt > startedAt) return;
+    const now = env.now();
+    if (verdict === 'gone') {
+      this.phase = { type: 'confirming', goneAt: now, readSince: this.connected };
+      return;
+    }
+    if (verdict === 'alive') this.aliveAt = now;
+    waiting.nextCheckAt = now + waiting.interval;
+    waiting.interval = Math.min(liveness.maxCheckIntervalMs, waiting.interval * 2);
   }
 
   private end(reason: GoneReason, silentForMs: number): void {

@@ -649,7 +649,6 @@ export class TurnStream {
   private upgraded(record: ControlRecord): void {
     const { client } = this.options;
     client.emit({ type: 'upgrade-required', chatId: client.chatId, seqNum: record.seqNum });
-    this.liveness?.upgraded();
     // The swapped-in run answers the turn again from its start: drop what it repeats.
     if (this.carry !== undefined) {
       this.carry = undefined; // a second upgrade: compare again from the start
