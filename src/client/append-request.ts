@@ -1,6 +1,6 @@
 import { type DurableChatError, isDurableChatError } from '../errors/durable-chat-error.js';
 import {
-  type HttpError,
+  AuthError,
   httpErrorFromResponse,
   RateLimitedError,
   SessionClosedError,
@@ -13,6 +13,7 @@ import {
   fetchWithTimeout,
   type HeadersOption,
   isAbortError,
+  isTransientCallbackError,
   joinUrl,
   mergeHeaders,
   networkError,
@@ -52,14 +53,17 @@ export async function appendWithRetry(
   const { env, retry } = context;
   const started = env.now();
   let refreshedForAuth = false;
+  let forceRefresh = false;
   let attempt = 0;
   for (;;) {
     attempt++;
     if (signal?.aborted) throw abortedError(OPERATION, signal.reason);
     let failure: DurableChatError;
     try {
-      // The app's token endpoint failing for a moment (TOKEN_UNAVAILABLE) is one more failed attempt.
-      const token = await context.tokens.get();
+      // The app's token endpoint failing for a moment (a 503 from its route, a timeout) is
+      // one more failed attempt, whoever typed the error.
+      const token = forceRefresh ? await context.tokens.refresh('unauthorized') : await context.tokens.get();
+      forceRefresh = false;
       if (signal?.aborted) throw abortedError(OPERATION, signal.reason);
       onAttempt?.();
       const response = await fetchWithTimeout(
@@ -79,7 +83,9 @@ export async function appendWithRetry(
         retry.appendTimeoutMs,
         OPERATION,
       );
-      const parsed = await readJsonBody(response);
+      // The body is bounded too: a 200 whose body stalls after the headers is still stored
+      // (its seq is then unknown), never an answer the turn waits for forever.
+      const parsed = await readJsonBody(response, env, retry.appendTimeoutMs);
       if (response.ok) return { seq: readSeq(parsed), attempts: attempt, durationMs: env.now() - started };
       failure = httpErrorFromResponse({
         status: response.status,
@@ -89,26 +95,24 @@ export async function appendWithRetry(
       });
     } catch (error) {
       if (isAbortError(error, signal)) throw abortedError(OPERATION, error);
-      if (isDurableChatError(error) && error.code !== 'TOKEN_UNAVAILABLE' && error.code !== 'NETWORK_ERROR')
-        throw error;
+      if (isDurableChatError(error) && !isTransientCallbackError(error)) throw error;
       failure = isDurableChatError(error) ? error : networkError(OPERATION, error);
     }
-    const status = (failure as HttpError).status;
     if (failure instanceof SessionClosedError) {
       context.markClosed(failure);
       throw failure;
     }
-    if (status === 401 || status === 403) {
+    if (failure instanceof AuthError) {
       if (refreshedForAuth) throw failure;
       refreshedForAuth = true;
-      await context.tokens.refresh('unauthorized');
+      forceRefresh = true;
       attempt--; // an auth refresh is not a failed attempt of the send itself
       continue;
     }
     if (!failure.retryable || attempt >= retry.maxAttempts) throw failure;
     const delay =
       failure instanceof RateLimitedError
-        ? rateLimitDelay(attempt, failure.resetAt, env.now(), retry, env.random())
+        ? rateLimitDelay(attempt, failure.resetAt, env.now(), retry, env.random(), failure.serverDate)
         : backoffDelay(attempt, retry, env.random());
     if (delay === undefined) throw failure;
     try {

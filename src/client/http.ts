@@ -1,4 +1,5 @@
 import { ConnectionError } from '../errors/connection-error.js';
+import type { DurableChatError } from '../errors/durable-chat-error.js';
 import type { ClientEnvironment } from './environment.js';
 
 /** Extra headers: a fixed set, or a function called per request (for rotating values). */
@@ -33,21 +34,53 @@ function isPlainRecord(value: HeadersOption | undefined): value is Record<string
   return typeof value === 'object' && !(value instanceof Headers);
 }
 
-/** Reads a body as JSON, or `undefined` when it is empty or not JSON (error bodies vary). */
-export async function readJsonBody(response: Response): Promise<unknown> {
-  let text: string;
+/**
+ * Reads a body as JSON, or `undefined` when it is empty, not JSON, broke off, or did not
+ * end within `timeoutMs` (then it is cancelled): error bodies vary, and the status alone
+ * decides what happens next.
+ */
+export async function readJsonBody(
+  response: Response,
+  env?: Pick<ClientEnvironment, 'setTimeout' | 'clearTimeout'>,
+  timeoutMs?: number,
+): Promise<unknown> {
+  let text: string | undefined;
+  let timer: unknown;
   try {
-    text = await response.text();
+    const reading = response.text();
+    if (env === undefined || timeoutMs === undefined) text = await reading;
+    else {
+      const timedOut = new Promise<undefined>((resolve) => {
+        timer = env.setTimeout(() => resolve(undefined), timeoutMs);
+      });
+      text = await Promise.race([reading, timedOut]);
+      if (text === undefined) {
+        reading.catch(() => undefined);
+        response.body?.cancel().catch(() => undefined);
+      }
+    }
   } catch {
-    // The body broke off; the status alone decides what happens next.
     return undefined;
+  } finally {
+    if (timer !== undefined) env?.clearTimeout(timer);
   }
-  if (text === '') return undefined;
+  if (text === undefined || text === '') return undefined;
   try {
     return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * An error from the app's `startSession` / `getAccessToken` (or a request) that one more
+ * attempt can cure: whatever typed it (a route client's `SERVER_ERROR` for a 503, a rate
+ * limit, a timeout, a network error). A refusal (401/403 from the app's route), a closed
+ * session or a bad request is not.
+ */
+export function isTransientCallbackError(error: DurableChatError): boolean {
+  if (!error.retryable) return false;
+  return error.code !== 'UNAUTHORIZED' && error.code !== 'FORBIDDEN' && error.code !== 'TURN_IN_OTHER_TAB';
 }
 
 export function isAbortError(error: unknown, signal?: AbortSignal): boolean {

@@ -8,7 +8,14 @@ import type { StreamTail } from '../protocol/types.js';
 import type { ClientContext } from './client-context.js';
 import { sleep } from './environment.js';
 import type { ReconnectReason } from './events.js';
-import { fetchWithTimeout, isAbortError, joinUrl, mergeHeaders, networkError } from './http.js';
+import {
+  fetchWithTimeout,
+  isAbortError,
+  isTransientCallbackError,
+  joinUrl,
+  mergeHeaders,
+  networkError,
+} from './http.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
 
 export interface OutReadHandlers {
@@ -101,6 +108,7 @@ export class OutReader {
     let failures = 0;
     let authRetried = false;
     let rateLimitResetAt: number | undefined;
+    let serverDate: number | undefined;
     let first = true;
     for (;;) {
       const aborted = this.checkAborted();
@@ -170,16 +178,18 @@ export class OutReader {
             throw failure;
           }
           if (!failure.retryable) throw this.fail(failure);
-          if (failure instanceof RateLimitedError) rateLimitResetAt = failure.resetAt;
+          if (failure instanceof RateLimitedError) {
+            rateLimitResetAt = failure.resetAt;
+            serverDate = failure.serverDate;
+          }
           reason = 'http';
         }
       } catch (error) {
         const aborted = this.checkAborted();
         if (aborted !== undefined) return aborted;
-        // The app's token endpoint failing for a moment, or a connect that timed out, is one
-        // more failed attempt, not the end.
-        if (isDurableChatError(error) && error.code !== 'TOKEN_UNAVAILABLE' && error.code !== 'NETWORK_ERROR')
-          throw this.fail(error);
+        // The app's token endpoint failing for a moment (whoever typed it), or a connect that
+        // timed out, is one more failed attempt, not the end.
+        if (isDurableChatError(error) && !isTransientCallbackError(error)) throw this.fail(error);
         reason = 'network';
         this.report(isDurableChatError(error) ? error : networkError('read .out', error));
       } finally {
@@ -198,7 +208,7 @@ export class OutReader {
       const delayMs =
         (rateLimitResetAt === undefined
           ? undefined
-          : rateLimitDelay(failures, rateLimitResetAt, env.now(), context.retry, env.random())) ??
+          : rateLimitDelay(failures, rateLimitResetAt, env.now(), context.retry, env.random(), serverDate)) ??
         backoffDelay(failures, context.retry, env.random());
       rateLimitResetAt = undefined;
       store.setState({

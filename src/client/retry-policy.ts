@@ -95,10 +95,16 @@ export function normalizeResetAt(resetAt: number, now: number): number {
   return now + Math.max(0, resetAt) * 1000;
 }
 
+/** Clocks this far apart are told apart from a `Date` header's one-second resolution. */
+const CLOCK_SKEW_SIGNIFICANT_MS = 2_000;
+
 /**
  * Delay before retrying after a 429. With `x-ratelimit-reset` (epoch ms) the wait runs to
- * the reset plus a little jitter; without it, the ordinary backoff. Returns `undefined`
- * when the reset is further away than `maxRateLimitWaitMs` (give up instead of hanging).
+ * the reset plus a little jitter; without it, the ordinary backoff. Never shorter than the
+ * backoff of that retry: a reset already past on this clock is never retried back to back.
+ * `serverDate` (the response's `Date`) corrects a local clock that is minutes off. Returns
+ * `undefined` when the reset is further away than `maxRateLimitWaitMs` (give up instead of
+ * hanging).
  */
 export function rateLimitDelay(
   retry: number,
@@ -106,9 +112,13 @@ export function rateLimitDelay(
   now: number,
   options: ResolvedRetryOptions,
   random: number,
+  serverDate?: number,
 ): number | undefined {
-  if (resetAt === undefined) return Math.max(backoffDelay(retry, options, random), options.initialDelayMs);
-  const wait = Math.max(0, normalizeResetAt(resetAt, now) - now);
+  const floor = backoffDelay(retry, options, random);
+  if (resetAt === undefined) return Math.max(floor, options.initialDelayMs);
+  const serverNow =
+    serverDate !== undefined && Math.abs(serverDate - now) > CLOCK_SKEW_SIGNIFICANT_MS ? serverDate : now;
+  const wait = Math.max(0, normalizeResetAt(resetAt, serverNow) - serverNow);
   if (wait > options.maxRateLimitWaitMs) return undefined;
-  return wait + Math.floor(random * options.firstRetryDelayMs);
+  return Math.max(floor, wait + Math.floor(random * options.firstRetryDelayMs));
 }

@@ -1,3 +1,4 @@
+import { ConnectionError } from '../errors/connection-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { SessionClosedError } from '../errors/http-error.js';
 import type { ChatInputChunk } from '../protocol/types.js';
@@ -367,7 +368,13 @@ export class SessionClient {
       );
     } catch (error) {
       this.noteClosed(error);
-      throw error;
+      if (isDurableChatError(error)) throw error;
+      // The app's own failure (any value): typed, retryable, its message only in `cause`.
+      throw new ConnectionError({
+        code: 'TOKEN_UNAVAILABLE',
+        message: "the app's startSession failed; see this error's cause",
+        cause: error,
+      });
     }
   }
 
@@ -398,7 +405,7 @@ export class SessionClient {
   }
 
   private async hydrate(): Promise<void> {
-    await this.persistence?.restore((token) => this.context.tokens.adopt(token, 'session-start'));
+    await this.persistence?.restore((token) => this.context.tokens.adopt(token, 'session-start', false));
     this.store.setState({ hydrated: true });
   }
 }

@@ -3,6 +3,8 @@ import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { readTokenClaims, runIdFromScopes } from '../protocol/token-claims.js';
 import type { SessionStore } from './session-store.js';
 
+const CLOCK_SKEW_SIGNIFICANT_MS = 5_000;
+
 /** Why a token was replaced, as reported in the `token-refreshed` event. */
 export type TokenSource = 'session-start' | 'expiry' | 'unauthorized' | 'turn-complete' | 'manual';
 
@@ -24,13 +26,24 @@ export interface TokenManagerOptions {
 export class TokenManager {
   private inFlight: Promise<string> | undefined;
   private issuedAt: number | undefined;
+  /** This clock minus the server's, learned from a fresh token's `iat` (0 when within 2 s). */
+  private skewMs = 0;
 
   constructor(private readonly options: TokenManagerOptions) {}
 
-  /** Stores `token` with its expiry and run id. */
-  adopt(token: string, source: TokenSource): void {
+  /**
+   * Stores `token` with its expiry and run id. A `fresh` token was just minted (not restored
+   * from storage): its `iat` is the server's clock now, which tells this clock's skew.
+   */
+  adopt(token: string, source: TokenSource, fresh = true): void {
     const claims = readTokenClaims(token);
-    this.issuedAt = claims?.iat === undefined ? this.options.now() : claims.iat * 1000;
+    const now = this.options.now();
+    if (fresh && claims?.iat !== undefined) {
+      const skew = now - claims.iat * 1000;
+      // `iat` has a one-second resolution and the token took a round trip to arrive.
+      this.skewMs = Math.abs(skew) > CLOCK_SKEW_SIGNIFICANT_MS ? skew : 0;
+    }
+    this.issuedAt = claims?.iat === undefined ? now - this.skewMs : claims.iat * 1000;
     const runId = runIdFromScopes(claims?.scopes);
     const state = this.options.store.getState();
     if (state.token === token) return;
@@ -47,7 +60,8 @@ export class TokenManager {
     const { token, tokenExpiresAt } = this.options.store.getState();
     if (token === undefined) return true;
     if (tokenExpiresAt === undefined) return false;
-    const now = this.options.now();
+    // `exp` is on the server's clock: a local clock an hour fast must not refresh every time.
+    const now = this.options.now() - this.skewMs;
     const lifetime = tokenExpiresAt - (this.issuedAt ?? now);
     const skew = this.options.refreshSkewMs ?? Math.min(30_000, Math.max(0, lifetime / 10));
     return now >= tokenExpiresAt - skew;

@@ -85,10 +85,15 @@ export class RateLimitedError extends HttpError {
   readonly resetAt: number | undefined;
   readonly limit: number | undefined;
   readonly remaining: number | undefined;
-  constructor(options: HttpErrorOptions & { resetAt?: number; limit?: number; remaining?: number }) {
+  /** The response's `Date` (epoch ms): the server's clock, against which `resetAt` is meant. */
+  readonly serverDate: number | undefined;
+  constructor(
+    options: HttpErrorOptions & { resetAt?: number; limit?: number; remaining?: number; serverDate?: number },
+  ) {
     super({ ...options, code: 'RATE_LIMITED', retryable: true });
     this.name = 'RateLimitedError';
     this.resetAt = options.resetAt;
+    this.serverDate = options.serverDate;
     this.limit = options.limit;
     this.remaining = options.remaining;
   }
@@ -106,6 +111,13 @@ function numberHeader(headers: Headers | undefined, name: string): number | unde
   const raw = headers?.get(name);
   if (raw == null || raw.trim() === '') return undefined;
   const value = Number(raw);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+function dateHeader(headers: Headers | undefined): number | undefined {
+  const raw = headers?.get('date');
+  if (raw == null) return undefined;
+  const value = Date.parse(raw);
   return Number.isFinite(value) ? value : undefined;
 }
 
@@ -138,6 +150,7 @@ export function httpErrorFromResponse(options: {
       resetAt: numberHeader(headers, 'x-ratelimit-reset'),
       limit: numberHeader(headers, 'x-ratelimit-limit'),
       remaining: numberHeader(headers, 'x-ratelimit-remaining'),
+      serverDate: dateHeader(headers),
     });
   }
   if (status >= 500) return new ServerError(base);

@@ -53,8 +53,16 @@ describe('rateLimitDelay', () => {
     );
   });
 
-  it('retries at once when the reset is already past', () => {
-    expect(rateLimitDelay(3, NOW - 5_000, NOW, options, 0)).toBe(0);
+  it('a reset already past on this clock still waits the backoff of that retry (a floor), never at once', () => {
+    expect(rateLimitDelay(3, NOW - 5_000, NOW, options, 0)).toBe(backoffDelay(3, options, 0));
+    expect(rateLimitDelay(3, NOW - 5_000, NOW, options, 0)).toBeGreaterThan(0);
+  });
+
+  it('reads the reset against the server’s Date when this clock is far off', () => {
+    const serverNow = NOW - 3_600_000; // this clock is an hour fast
+    expect(rateLimitDelay(1, serverNow + 30_000, NOW, options, 0, serverNow)).toBe(30_000);
+    // Within the Date header's resolution the local clock is kept.
+    expect(rateLimitDelay(1, NOW + 700, NOW, options, 0, NOW - 1_000)).toBe(700);
   });
 
   it('a reset in epoch seconds or in seconds from now still waits (retries are not made immediate)', () => {

@@ -172,7 +172,11 @@ describe('SessionClient.append', () => {
         throw Object.assign(new Error('closed'), { code: 'SESSION_CLOSED' });
       },
     });
-    await expect(client.preload()).rejects.toThrow('closed');
+    // The app's own error is typed (TOKEN_UNAVAILABLE) and kept as the cause.
+    await expect(client.preload()).rejects.toMatchObject({
+      code: 'TOKEN_UNAVAILABLE',
+      cause: { message: 'closed' },
+    });
     // A plain Error is not a DurableChatError: the chat stays open.
     expect(client.getState().closed).toBe(false);
     client.close();

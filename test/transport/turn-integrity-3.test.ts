@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/client/events.js';
 import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
 import { type DevServer, defineAgent, echoAgent } from '../../src/dev-server/index.js';
+import { ServerError } from '../../src/errors/http-error.js';
 import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
 import type { SessionChatTransportOptions } from '../../src/transport/transport-options.js';
 import {
@@ -14,6 +15,7 @@ import {
   uniqueChatId,
   waitFor,
 } from './support/dev-server-fixture.js';
+import { virtualClock } from './support/virtual-clock.js';
 
 /**
  * Issue 18 (turn integrity, third pass), against the dev server over loopback with the
@@ -193,6 +195,120 @@ describe('item 2: a follow-up message pays no round trip before its append', () 
       chatId,
     );
     expect(entry?.draining.size).toBe(0);
+    transport.close();
+  });
+});
+
+describe('item 8: a transient error from the app’s route during a token refresh is retried', () => {
+  it('a 503 from the route (typed SERVER_ERROR) on the refresh after an expired token does not fail the send', async () => {
+    const chatId = uniqueChatId('route-503-refresh');
+    const start = startSessionVia(server);
+    let tokenCalls = 0;
+    const { transport } = transportFor('echo', {
+      getAccessToken: async ({ chatId: id }) => {
+        tokenCalls++;
+        if (tokenCalls === 1) throw new ServerError({ status: 503, operation: 'token (route)' });
+        return (await start({ chatId: id, taskIdentifier: 'echo', clientData: undefined })).publicAccessToken;
+      },
+    });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'before the hour passed' });
+    server.faults.expireTokens(); // the idle tab's token is past its lifetime
+    await chat.sendMessage({ text: 'after the hour' });
+    expect(chat.error).toBeUndefined();
+    expect(tokenCalls).toBeGreaterThanOrEqual(2);
+    expect(transcript(chat.messages).slice(2)).toEqual([
+      'user: after the hour',
+      'assistant: Echo: after the hour',
+    ]);
+    transport.close();
+  });
+});
+
+describe('item 9: an append whose 200 body stalls after the headers', () => {
+  it('is bounded like its headers (appendTimeoutMs): the turn ends, its reply shown once', async () => {
+    const clock = virtualClock();
+    const chatId = uniqueChatId('stalled-append-body');
+    let stalled = 0;
+    const stallingBody: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      if (!url.pathname.endsWith('/in/append') || stalled > 0) return response;
+      stalled++;
+      await response.text(); // stored; its body never reaches the client
+      const body = new ReadableStream<Uint8Array>({ start() {} });
+      return new Response(body, { status: 200, headers: response.headers });
+    };
+    const { transport } = transportFor('echo', { fetch: stallingBody, environment: clock.environment });
+    const chat = new TestChat({ id: chatId, transport });
+    const sending = chat.sendMessage({ text: 'a stalled answer' });
+    await waitFor(
+      () => transcript(chat.messages)[1] === 'assistant: Echo: a stalled answer',
+      5_000,
+      'the reply',
+    );
+    await clock.advanceUntil(() => chat.status === 'ready', 25_000, { stepMs: 1_000, realMsPerStep: 5 });
+    await sending;
+    expect(chat.status).toBe('ready');
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages)).toEqual([
+      'user: a stalled answer',
+      'assistant: Echo: a stalled answer',
+    ]);
+    transport.close();
+  });
+});
+
+describe('item 10: never trust the local clock alone', () => {
+  it('a 429 whose reset is already past on a clock an hour fast waits (server Date and a floor), not back to back', async () => {
+    const chatId = uniqueChatId('429-past-reset');
+    const fast = { now: () => Date.now() + 3_600_000 };
+    const wire = recordingFetch();
+    const { transport } = transportFor('echo', { environment: fast, fetch: wire.fetch });
+    await transport.preload(chatId);
+    server.faults.failAppends(3, 429, { resetInMs: 300 });
+    const chat = new TestChat({ id: chatId, transport });
+    const started = Date.now();
+    await chat.sendMessage({ text: 'rate limited' });
+    server.faults.reset();
+    expect(chat.error).toBeUndefined();
+    expect(wire.requests.filter((request) => request.path.endsWith('/in/append'))).toHaveLength(4);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    transport.close();
+  });
+
+  it('a clock an hour fast does not refresh the token before every request', async () => {
+    const chatId = uniqueChatId('fast-clock-token');
+    const counter = { calls: 0 };
+    const fast = { now: () => Date.now() + 3_700_000 };
+    const transport = new SessionChatTransport({
+      baseURL: server.url,
+      taskIdentifier: 'echo',
+      startSession: startSessionVia(server, counter),
+      environment: { warn: () => {}, ...fast },
+    });
+    const chat = new TestChat({ id: chatId, transport });
+    for (const text of ['one', 'two', 'three', 'four', 'five']) await chat.sendMessage({ text });
+    expect(chat.error).toBeUndefined();
+    expect(counter.calls).toBeLessThanOrEqual(2);
+    transport.close();
+  });
+});
+
+describe('item 11: a failing custom startSession', () => {
+  it('rejects the send with TOKEN_UNAVAILABLE (the app’s error as its cause), not the raw error', async () => {
+    const cause = new TypeError('cannot read properties of undefined');
+    const transport = new SessionChatTransport({
+      baseURL: server.url,
+      taskIdentifier: 'echo',
+      startSession: async () => {
+        throw cause;
+      },
+      environment: { warn: () => {} },
+    });
+    const chat = new TestChat({ id: uniqueChatId('start-fails'), transport });
+    await chat.sendMessage({ text: 'hello' });
+    expect(chat.error).toMatchObject({ code: 'TOKEN_UNAVAILABLE', retryable: true, cause });
     transport.close();
   });
 });
