@@ -122,7 +122,10 @@ export class OutReader {
         const token = await context.tokens.get();
         const response = await this.connect(token, first && options.peekSettled === true, connection);
         if (response.ok && response.body !== null) {
-          const settled = response.headers.get(HEADER.sessionSettled) === 'true';
+          // Only an answer to this read's own peek: a server that says it elsewhere (after a
+          // send, where the turn has not begun) would end the read before its reply.
+          const peeked = first && options.peekSettled === true;
+          const settled = peeked && response.headers.get(HEADER.sessionSettled) === 'true';
           if (first) this.handlers.onFirstResponse?.(settled);
           first = false;
           authRetried = false;

@@ -58,6 +58,19 @@ interface ChatEntry {
    * (`started`: the turn was open at the cursor; `unstarted`: its reply had not begun).
    */
   stopped: 'started' | 'unstarted' | undefined;
+  /**
+   * The send whose abort set `stopped`, and the `.in` seq known before its append: a refusal
+   * of that append, or a stop stored right after that seq, shows it was never stored, and
+   * the mark is cleared (else the next reply would be taken for its reply).
+   */
+  stoppedBy: { turn: TurnStream; inSeqBefore: number | undefined } | undefined;
+  /**
+   * Counts the turns that went live (sends, actions): a stop belongs to the turn live when it
+   * was asked for, so its late acknowledgement never ends a newer one.
+   */
+  generation: number;
+  /** The stop in flight and the generation it stops: a second request for it is the same stop. */
+  stopping: { generation: number; done: Promise<void> } | undefined;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
   messageIds: Map<string, string>;
 }
@@ -166,8 +179,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.draining.clear();
     const state = entry.client.getState();
     if (!state.turnLive) return;
-    entry.stopped = stoppedTurnMark(active, state);
-    await this.appendStop(entry.client);
+    if (!this.stopInFlight(entry)) entry.stopped = stoppedTurnMark(active, state);
+    await this.appendStop(entry);
   }
 
   /**
@@ -186,11 +199,28 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     });
     await client.ready();
     const before = client.getState();
-    const result = await client.append(chunk, { headers: options.headers });
-    this.noteInSeq(entry, result.seq);
-    if (!before.turnLive && (active === undefined || active.finished)) {
-      client.store.setState({ turnLive: true, turnStored: true, turnStartCursor: before.lastEventId });
+    // Live from the moment it goes out, like a send: a stop meanwhile must reach the agent.
+    const goesLive =
+      (!before.turnLive || this.stopInFlight(entry)) && (active === undefined || active.finished);
+    const generation = goesLive ? ++entry.generation : entry.generation;
+    if (goesLive)
+      client.store.setState({ turnLive: true, turnStored: false, turnStartCursor: before.lastEventId });
+    let result: AppendResult;
+    try {
+      result = await client.append(chunk, { headers: options.headers });
+    } catch (error) {
+      entry.inSeq = undefined;
+      if (goesLive && entry.generation === generation && !client.getState().closed)
+        client.store.setState({
+          turnLive: false,
+          turnStored: false,
+          turnStartCursor: before.turnStartCursor,
+        });
+      throw error;
     }
+    this.noteInSeq(entry, result.seq);
+    if (goesLive && entry.generation === generation && client.getState().turnLive)
+      client.store.setState({ turnStored: true });
     return result;
   }
 
@@ -250,7 +280,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       const entry = this.chats.get(chatId);
       this.disconnected.delete(chatId);
       if (entry === undefined) continue;
+      // A chat left while its reply streams keeps its client: coming back resumes the reply.
       if (entry.active !== undefined || entry.draining.size > 0 || entry.client.busy) continue;
+      if (entry.client.getState().turnLive) continue;
       entry.stops.cancel();
       entry.client.close();
       this.chats.delete(chatId);
@@ -322,6 +354,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     };
     entry.edge = undefined;
     entry.stopped = undefined;
+    entry.stoppedBy = undefined;
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
     if (earlier !== undefined) entry.draining.add(earlier);
@@ -354,8 +387,11 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       entry.stops.schedule(() => {
         appendAbort.abort();
         if (!attempted) return;
-        entry.stopped = turn.started ? 'started' : 'unstarted';
-        this.sendStop(entry.client);
+        if (!this.stopInFlight(entry)) {
+          entry.stopped = turn.started ? 'started' : 'unstarted';
+          entry.stoppedBy = { turn, inSeqBefore };
+        }
+        this.sendStop(entry);
       });
     });
     // Reading starts before the append so the connection is open when the first chunk lands.
@@ -369,7 +405,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     turn.appendSent();
     // Live from the moment the append goes out: a reply can stream (and even end) before
     // the append's response arrives, and a reload meanwhile must resume it.
-    const wasLive = client.getState().turnLive;
+    // A turn whose stop is on its way is over for this page: this send is the live one now.
+    const wasLive = client.getState().turnLive && !this.stopInFlight(entry);
+    const inSeqBefore = entry.inSeq;
+    const generation = ++entry.generation;
     if (!wasLive)
       client.store.setState({ turnLive: true, turnStored: false, turnStartCursor: before.lastEventId });
     // The stream is returned now, not when the append is answered: a slow or retried append
@@ -394,8 +433,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         },
         (error: unknown) => {
           entry.inSeq = undefined; // it may have been stored before the failure
+          // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
+          // next send must not wait for its reply.
+          if (entry.stoppedBy?.turn === turn && refusedForGood(error)) {
+            entry.stopped = undefined;
+            entry.stoppedBy = undefined;
+          }
           // Not stored (or nothing of it seen): the turn is not live after all.
-          if (!wasLive && !turn.started && !client.getState().closed)
+          if (!wasLive && !turn.started && entry.generation === generation && !client.getState().closed)
             client.store.setState({ turnLive: false, turnStartCursor: before.turnStartCursor });
           turn.appendFailed(error);
           if (entry.active === turn) entry.active = undefined;
@@ -443,9 +488,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     turn.stop();
     if (!turn.live) return;
     entry.stops.schedule(() => {
-      if (!turn.live || !entry.client.getState().turnLive) return;
+      if (!turn.live || !entry.client.getState().turnLive || this.stopInFlight(entry)) return;
       entry.stopped = turn.started ? 'started' : 'unstarted';
-      this.sendStop(entry.client);
+      this.sendStop(entry);
     });
   }
 
@@ -457,26 +502,54 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private onDisconnect(entry: ChatEntry, turn: TurnStream): void {
     if (entry.active === turn) entry.active = undefined;
     if (this.options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
-      entry.stopped = turn.started ? 'started' : 'unstarted';
-      this.sendStop(entry.client);
+      if (!this.stopInFlight(entry)) entry.stopped = turn.started ? 'started' : 'unstarted';
+      this.sendStop(entry);
     }
   }
 
-  /** Appends `stop`; once stored, the turn is over for this page (a remount does not resume it). */
-  private async appendStop(client: SessionClient): Promise<void> {
-    const entry = this.chats.get(client.chatId);
-    try {
-      const result = await client.append(stopChunk());
-      if (entry !== undefined) this.noteInSeq(entry, result.seq);
-    } catch (error) {
-      if (entry !== undefined) entry.inSeq = undefined;
-      throw error;
-    }
-    client.store.setState({ turnLive: false, turnStartCursor: undefined });
+  /** A stop for the turn live now is already on its way. */
+  private stopInFlight(entry: ChatEntry): boolean {
+    return entry.stopping !== undefined && entry.stopping.generation === entry.generation;
   }
 
-  private sendStop(client: SessionClient): void {
-    this.appendStop(client).catch((error: unknown) => {
+  /**
+   * Appends `stop` for the turn live now, once however many paths ask (the app's `stop()`,
+   * useChat's abort): once stored, that turn is over for this page (a remount does not
+   * resume it), unless a newer turn went live meanwhile.
+   */
+  private appendStop(entry: ChatEntry): Promise<void> {
+    const generation = entry.generation;
+    if (entry.stopping?.generation === generation) return entry.stopping.done;
+    const { client } = entry;
+    const done = client.append(stopChunk()).then(
+      (result) => {
+        const stoppedSend = entry.stoppedBy;
+        // Stored right after the seq known before the stopped send: that send never was.
+        if (stoppedSend?.inSeqBefore !== undefined && result.seq === stoppedSend.inSeqBefore + 1) {
+          entry.stopped = undefined;
+          entry.stoppedBy = undefined;
+        }
+        this.noteInSeq(entry, result.seq);
+        if (entry.generation === generation && !client.getState().closed)
+          client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+      },
+      (error: unknown) => {
+        entry.inSeq = undefined;
+        throw error;
+      },
+    );
+    const stopping = { generation, done };
+    entry.stopping = stopping;
+    const clear = () => {
+      if (entry.stopping === stopping) entry.stopping = undefined;
+    };
+    done.then(clear, clear);
+    return done;
+  }
+
+  private sendStop(entry: ChatEntry): void {
+    const { client } = entry;
+    this.appendStop(entry).catch((error: unknown) => {
       if (isDurableChatError(error))
         client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
       else client.environment.warn(`could not append stop for chat ${client.chatId}: ${String(error)}`);
@@ -514,6 +587,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       edge: undefined,
       inSeq: undefined,
       stopped: undefined,
+      stoppedBy: undefined,
+      generation: 0,
+      stopping: undefined,
       messageIds: new Map(),
     };
     this.chats.set(chatId, entry);
@@ -532,4 +608,11 @@ function stoppedTurnMark(active: TurnStream | undefined, state: ChatSessionState
   const readPastStart =
     lastEventId !== undefined && (turnStartCursor === undefined || lastEventId > turnStartCursor);
   return readPastStart ? 'started' : 'unstarted';
+}
+
+/** An append the server refused outright (a 4xx other than 408 and 429): it was never stored. */
+function refusedForGood(error: unknown): boolean {
+  if (!isDurableChatError(error)) return false;
+  const status = error.status;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
 }

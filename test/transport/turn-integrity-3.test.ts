@@ -312,3 +312,145 @@ describe('item 11: a failing custom startSession', () => {
     transport.close();
   });
 });
+
+/** A fetch that answers the appends whose body matches `match` `ms` late (they are stored at once). */
+function slowAnswers(match: (body: string) => boolean, ms: number): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    const body = typeof init?.body === 'string' ? init.body : '';
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    if (!url.pathname.endsWith('/in/append') || !match(body)) return response;
+    const text = await response.text();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return new Response(text, { status: response.status, headers: response.headers });
+  };
+}
+const isStop = (body: string) => body.includes('"kind":"stop"');
+const isAction = (body: string) => body.includes('"trigger":"action"');
+
+describe('items 13-15 and 19: stops', () => {
+  it('item 13: stop, then send before the stop is acknowledged: the new reply is live, and stopping it appends a stop', async () => {
+    const chatId = uniqueChatId('stop-then-send');
+    const { transport } = transportFor('echo', { fetch: slowAnswers(isStop, 400) });
+    const chat = new TestChat({ id: chatId, transport });
+    const first = chat.sendMessage({ text: 'a long first message to stop' }, { metadata: { delayMs: 40 } });
+    await waitFor(() => chat.status === 'streaming');
+    await chat.stop();
+    await first;
+    const second = chat.sendMessage(
+      { text: 'and a long second one too' },
+      { metadata: { delayMs: 60, repeat: 6 } },
+    );
+    await waitFor(() => server.inspect(chatId)?.in.nextSeq === 3, 5_000, 'the second message to be stored');
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the stop's late answer arrives
+    expect(transport.getState(chatId).turnLive).toBe(true);
+    await transport.stop(chatId);
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(4); // message, stop, message, stop
+    await second;
+    transport.close();
+  });
+
+  it('item 14: a stop while an action’s append is in flight is appended after it', async () => {
+    const chatId = uniqueChatId('stop-during-action');
+    const { transport } = transportFor('echo', { fetch: slowAnswers(isAction, 300) });
+    await transport.preload(chatId);
+    const acting = transport.sendAction(chatId, { type: 'shout' });
+    await waitFor(() => server.inspect(chatId)?.in.nextSeq === 1, 5_000, 'the action to be stored');
+    await transport.stop(chatId);
+    await acting;
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(2); // action, stop
+    expect(transport.getState(chatId).turnLive).toBe(false);
+    transport.close();
+  });
+
+  it('item 15: after a stopped send’s append is refused (4xx), the next message shows its own reply', async () => {
+    const chatId = uniqueChatId('stop-refused-send');
+    let appendsOut = 0;
+    // The refusal takes a while to arrive; the user stops meanwhile (the attempt is out).
+    const slowRefusal: typeof fetch = async (input, init) => {
+      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      if (url.pathname.endsWith('/in/append')) appendsOut++;
+      const response = await fetch(input, { ...init, signal: undefined });
+      if (response.status === 400) await new Promise((resolve) => setTimeout(resolve, 200));
+      return response;
+    };
+    const { transport } = transportFor('echo', { fetch: slowRefusal });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'first' });
+    server.faults.failAppends(1, 400);
+    const refused = chat.sendMessage({ text: 'refused' });
+    await waitFor(() => appendsOut === 2, 5_000, 'the refused attempt to go out');
+    await chat.stop();
+    await refused;
+    await new Promise((resolve) => setTimeout(resolve, 400)); // the refusal, then the stop
+    server.faults.reset();
+    await chat.sendMessage({ text: 'next' });
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages).slice(-2)).toEqual(['user: next', 'assistant: Echo: next']);
+    transport.close();
+  });
+
+  it('item 19: stop(chatId) and useChat’s abort of the same turn append one stop', async () => {
+    const chatId = uniqueChatId('one-stop');
+    const { transport } = transportFor('echo');
+    const chat = new TestChat({ id: chatId, transport });
+    const sending = chat.sendMessage({ text: 'stop me twice over' }, { metadata: { delayMs: 40 } });
+    await waitFor(() => chat.status === 'streaming');
+    const byId = transport.stop(chatId);
+    await chat.stop();
+    await byId;
+    await sending;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(2); // the message and one stop
+    transport.close();
+  });
+
+  it('item 19: a send’s .out answered X-Session-Settled (meant for peeks) and closed still shows its reply', async () => {
+    const chatId = uniqueChatId('settled-on-send');
+    let armed = false;
+    const settledOnce: typeof fetch = async (input, init) => {
+      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      if (armed && url.pathname.endsWith('/out')) {
+        armed = false;
+        const headers = { 'content-type': 'text/event-stream', 'x-session-settled': 'true' };
+        return new Response('data: [DONE]\n\n', { status: 200, headers });
+      }
+      return fetch(input, init);
+    };
+    const { transport } = transportFor('echo', { fetch: settledOnce });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'one' });
+    armed = true;
+    await chat.sendMessage({ text: 'two' });
+    expect(transcript(chat.messages)).toEqual([
+      'user: one',
+      'assistant: Echo: one',
+      'user: two',
+      'assistant: Echo: two',
+    ]);
+    await waitFor(() => !transport.getState(chatId).turnLive, 2_000, 'the turn to be over');
+    transport.close();
+  });
+});
+
+describe('item 7: a chat left while its reply streams is never evicted', () => {
+  it('after looking at 40 other chats (no persistence), coming back resumes the reply', async () => {
+    const chatId = uniqueChatId('left-mid-reply');
+    const { transport } = transportFor('echo');
+    const chat = new TestChat({ id: chatId, transport });
+    void chat.sendMessage({ text: 'a reply that streams for a while' }, { metadata: { delayMs: 50 } });
+    await waitFor(() => chat.status === 'streaming');
+    transport.disconnect(chatId);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // its reader has closed
+    for (let index = 0; index < 40; index++) {
+      const other = `${chatId}-other-${index}`;
+      transport.getState(other);
+      transport.disconnect(other);
+    }
+    const back = new TestChat({ id: chatId, transport });
+    await back.resumeStream();
+    expect(back.error).toBeUndefined();
+    expect(transcript(back.messages)).toEqual(['assistant: Echo: a reply that streams for a while']);
+    transport.close();
+  });
+});
