@@ -12,7 +12,8 @@ const USAGE = `Usage: durable-chat dev [--port N] [--host H] [--secret-key K] [-
   --host        interface to bind (default 127.0.0.1)
   --secret-key  secret API key (default: a random sk_dev_… printed at start)
   --data-dir    folder for session snapshots (default .durable-chat)
-  --agents      module whose exported agents are served (default: the demo and echo agents)`;
+  --agents      module whose exported agents are served (default: the demo and echo agents,
+                and the demo agent for any other task id)`;
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -37,17 +38,22 @@ async function main(argv: string[]): Promise<void> {
     throw new ValidationError({ field: '--port', message: `--port: not a port: ${values.port}` });
   }
   const agents = values.agents === undefined ? [demoAgent, echoAgent] : await loadAgents(values.agents);
+  // Without --agents the app under development names its own (production) task id; the demo
+  // agent answering it beats a 404. With --agents the user chose the ids: unknown ones fail.
+  const defaultAgent = values.agents === undefined ? demoAgent : undefined;
   const server = await startDevServer({
     port,
     host: values.host ?? '127.0.0.1',
     secretKey: values['secret-key'],
     objectStore: { dir: values['data-dir'] ?? '.durable-chat' },
     agents,
+    defaultAgent,
   });
   console.log(`durable-chat dev server listening on ${server.url}`);
   console.log(`  base URL:   ${server.url}`);
   console.log(`  secret key: ${server.secretKey}`);
-  console.log(`  agents:     ${agents.map((agent) => agent.id).join(', ')}`);
+  const otherIds = defaultAgent === undefined ? '' : `; any other task id: ${defaultAgent.id}`;
+  console.log(`  agents:     ${agents.map((agent) => agent.id).join(', ')}${otherIds}`);
   const stop = () => {
     server.close().then(
       () => process.exit(0),

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadAgents } from '../../src/dev-server/load-agents.js';
 import { createSession, readOut, replyText, sendText, untilTurnCompletes } from './support/client.js';
@@ -35,9 +36,20 @@ afterEach(async () => {
   dir = undefined;
 });
 
-function startCli(args: string[]): Promise<{ url: string; secretKey: string; output: string }> {
-  const started = spawn(process.execPath, ['--import', 'tsx', 'src/dev-server/cli.ts', ...args], {
+// The built bin, as `npx durable-chat dev` runs it (vitest's globalSetup builds dist/ when stale).
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+interface RunningCli {
+  url: string;
+  secretKey: string;
+  /** Everything the process printed so far (grows while it runs). */
+  readonly output: string;
+}
+
+function startCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<RunningCli> {
+  const started = spawn(process.execPath, [CLI, ...args], {
     cwd: process.cwd(),
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child = started;
@@ -48,7 +60,13 @@ function startCli(args: string[]): Promise<{ url: string; secretKey: string; out
       const url = /base URL:\s+(\S+)/.exec(output)?.[1];
       const secretKey = /secret key:\s+(\S+)/.exec(output)?.[1];
       if (url !== undefined && secretKey !== undefined && output.includes('agents:'))
-        resolve({ url, secretKey, output });
+        resolve({
+          url,
+          secretKey,
+          get output() {
+            return output;
+          },
+        });
     };
     started.stdout?.on('data', onData);
     started.stderr?.on('data', onData);
@@ -82,8 +100,26 @@ describe('durable-chat dev', () => {
     expect(replyText(read.records)).toBe('custom agent here');
   });
 
+  it('serves a task id it has no agent for with the demo agent, and says so once', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-cli-'));
+    const cli = await startCli(['dev', '--port', '0', '--data-dir', join(dir, 'data')]);
+    expect(cli.output).toContain('agents:     demo, echo; any other task id: demo');
+    for (const chatId of ['first-chat', 'second-chat']) {
+      const created = await createSession(cli, { externalId: chatId, taskIdentifier: 'support-agent' });
+      expect(created.status).toBe(201);
+      const token = created.body.publicAccessToken;
+      await sendText(cli, chatId, token, chatId, 'Hello');
+      const read = await readOut(cli, chatId, token, { until: untilTurnCompletes(1) });
+      expect(replyText(read.records).length).toBeGreaterThan(0);
+    }
+    const notices = cli.output.split('\n').filter((line) => line.includes('"support-agent"'));
+    expect(notices).toEqual([
+      '[durable-chat dev] no agent with id "support-agent" (served: demo, echo): the demo agent answers it',
+    ]);
+  });
+
   it('prints usage and fails for an unknown command', async () => {
-    const started = spawn(process.execPath, ['--import', 'tsx', 'src/dev-server/cli.ts', 'serve'], {
+    const started = spawn(process.execPath, [CLI, 'serve'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = started;
