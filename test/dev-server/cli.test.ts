@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadAgents } from '../../src/dev-server/load-agents.js';
+import { runCli, startCli as startBin, stopCli } from './support/cli.js';
 import { createSession, readOut, replyText, sendText, untilTurnCompletes } from './support/client.js';
 
 const AGENT_MODULE = `
@@ -26,52 +26,16 @@ export const notAnAgent = 42;
 let dir: string | undefined;
 let child: ChildProcess | undefined;
 afterEach(async () => {
-  if (child !== undefined && child.exitCode === null) {
-    const exited = new Promise((resolve) => child?.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await stopCli(child);
   child = undefined;
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   dir = undefined;
 });
 
-// The built bin, as `npx durable-chat dev` runs it (vitest's globalSetup builds dist/ when stale).
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-
-interface RunningCli {
-  url: string;
-  secretKey: string;
-  /** Everything the process printed so far (grows while it runs). */
-  readonly output: string;
-}
-
-function startCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<RunningCli> {
-  const started = spawn(process.execPath, [CLI, ...args], {
-    cwd: process.cwd(),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = started;
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (data: Buffer) => {
-      output += data.toString();
-      const url = /base URL:\s+(\S+)/.exec(output)?.[1];
-      const secretKey = /secret key:\s+(\S+)/.exec(output)?.[1];
-      if (url !== undefined && secretKey !== undefined && output.includes('agents:'))
-        resolve({
-          url,
-          secretKey,
-          get output() {
-            return output;
-          },
-        });
-    };
-    started.stdout?.on('data', onData);
-    started.stderr?.on('data', onData);
-    started.once('exit', (code) => reject(new Error(`cli exited with ${code}: ${output}`)));
-  });
+async function startCli(args: string[]) {
+  const cli = await startBin(args);
+  child = cli.process;
+  return cli;
 }
 
 describe('durable-chat dev', () => {
@@ -119,15 +83,7 @@ describe('durable-chat dev', () => {
   });
 
   it('prints usage and fails for an unknown command', async () => {
-    const started = spawn(process.execPath, [CLI, 'serve'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    let output = '';
-    started.stdout?.on('data', (data: Buffer) => {
-      output += data.toString();
-    });
-    const code = await new Promise((resolve) => started.once('exit', resolve));
+    const { code, output } = await runCli(['serve']);
     expect(code).toBe(1);
     expect(output).toContain('Usage: durable-chat dev');
   });
