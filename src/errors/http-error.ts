@@ -51,10 +51,17 @@ function describe(options: HttpErrorOptions, code: DurableChatErrorCode): string
   return `${options.operation} failed with HTTP ${options.status} (${code})${detail}`;
 }
 
-/** 401 or 403: the token is missing, expired, revoked or lacks a scope. Refresh, then retry once. */
+/**
+ * 401 or 403: the token is missing, expired, revoked or lacks a scope. Refresh, then retry
+ * once. `retryable: false` when no fresh token can help (the app's own route refused).
+ */
 export class AuthError extends HttpError {
-  constructor(options: HttpErrorOptions) {
-    super({ ...options, code: options.status === 403 ? 'FORBIDDEN' : 'UNAUTHORIZED', retryable: true });
+  constructor(options: HttpErrorOptions & { retryable?: boolean }) {
+    super({
+      ...options,
+      code: options.status === 403 ? 'FORBIDDEN' : 'UNAUTHORIZED',
+      retryable: options.retryable ?? true,
+    });
     this.name = 'AuthError';
   }
 }

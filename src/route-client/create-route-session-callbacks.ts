@@ -1,7 +1,7 @@
 import type { StartSessionResult } from '../client/session-client.js';
 import { ConfigurationError } from '../errors/configuration-error.js';
 import { ConnectionError } from '../errors/connection-error.js';
-import { httpErrorFromResponse } from '../errors/http-error.js';
+import { AuthError, httpErrorFromResponse } from '../errors/http-error.js';
 import { ProtocolError } from '../errors/protocol-error.js';
 import { validateCloseReason } from '../protocol/validate.js';
 import { type ChatRouteRequest, validateChatId } from './route-protocol.js';
@@ -107,6 +107,17 @@ function configurationErrorFromRoute(
 }
 
 /**
+ * The route's `authorize` said no. Unlike a 403 from the session service (a token short of
+ * a scope, healed by a fresh token), asking again gets the same answer.
+ */
+function refusalFromRoute(status: number, operation: string, body: unknown): AuthError | undefined {
+  const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  if (status !== 403 || record.code !== 'FORBIDDEN') return undefined;
+  const serverMessage = typeof record.error === 'string' ? record.error.slice(0, 500) : undefined;
+  return new AuthError({ status, operation, retryable: false, serverMessage, serverCode: 'FORBIDDEN' });
+}
+
+/**
  * The browser side of `createChatRouteHandler`: the `startSession` / `getAccessToken`
  * callbacks `SessionChatTransport` takes, over one POST endpoint of the app. Failures are
  * typed: `ConnectionError` (`NETWORK_ERROR`), `HttpError` subclasses by status (the route's
@@ -158,6 +169,7 @@ export function createRouteSessionCallbacks(options: RouteSessionCallbacksOption
     if (!response.ok) {
       throw (
         configurationErrorFromRoute(response.status, operation, body) ??
+        refusalFromRoute(response.status, operation, body) ??
         httpErrorFromResponse({ status: response.status, operation, body, headers: response.headers })
       );
     }

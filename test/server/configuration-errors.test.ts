@@ -104,10 +104,19 @@ describe('a misconfigured chat route', () => {
     });
   });
 
-  it('keeps any other route code on the error as serverCode (authorize said no: FORBIDDEN)', async () => {
+  it('keeps the route code as serverCode; authorize saying no is not retryable', async () => {
     const { callbacks } = await route({ authorize: () => false });
     const error = await failure(callbacks.startSession({ chatId: 'not-mine' }));
-    expect(error).toMatchObject({ code: 'FORBIDDEN', status: 403, serverCode: 'FORBIDDEN' });
+    expect(error).toMatchObject({
+      name: 'AuthError',
+      code: 'FORBIDDEN',
+      status: 403,
+      serverCode: 'FORBIDDEN',
+      retryable: false,
+    });
+    expect(error.message).toBe(
+      'chat route start failed with HTTP 403 (FORBIDDEN): not allowed for this chat',
+    );
   });
 });
 
