@@ -1,4 +1,4 @@
-// Runs the README's main command, `npm run playground`, as a newcomer does (builds
+// Runs CONTRIBUTING.md's main command, `npm run playground`, as a newcomer does (builds
 // included), waits for the URL it prints to serve the playground app, then stops it.
 //
 // PORT=0 picks a free port, so a playground already running on 5173 cannot answer for this

@@ -1,4 +1,4 @@
-// Typechecks every ```ts / ```tsx block of README.md and docs/*.md, so the code a reader
+// Typechecks every ```ts / ```tsx block of README.md, CONTRIBUTING.md and docs/*.md, so the code a reader
 // copies compiles against the package as published.
 //
 // Each block becomes one module in a fresh folder under .tmp/ (kept when a snippet fails, to
@@ -14,7 +14,7 @@
 //   it lived in that folder of this repository, so its relative imports resolve there.
 // App modules the docs import by name (`@/auth`) are declared once, in APP_MODULES below.
 //
-// Usage: node scripts/check-snippets.mjs [file.md ...]   (default: README.md and docs/*.md)
+// Usage: node scripts/check-snippets.mjs [file.md ...]   (default: README.md, CONTRIBUTING.md and docs/*.md)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -109,7 +109,7 @@ function markdownFiles() {
     .filter((name) => name.endsWith('.md'))
     .sort()
     .map((name) => `docs/${name}`);
-  return ['README.md', ...docs];
+  return ['README.md', 'CONTRIBUTING.md', ...docs];
 }
 
 function main(files) {

@@ -4,6 +4,7 @@ import { cors } from 'hono/cors';
 import type { AnyAgent } from './agents/define-agent.js';
 import { demoAgent } from './agents/demo-agent.js';
 import type { DevServerContext } from './context.js';
+import { createAgentLookup } from './create-agent-lookup.js';
 import { Faults } from './faults.js';
 import { mountAdminRoutes } from './http/admin-routes.js';
 import { mountAppendRoute } from './http/append-route.js';
@@ -49,9 +50,11 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
   const resolved = resolveOptions(options, [demoAgent as AnyAgent]);
   const tokens = new TokenService(resolved.secretKey, resolved.tokenTtlSeconds, resolved.clock);
   const trim = { delayMs: resolved.trimDelayMs };
+  const agents = agentMap(resolved.agents);
   const context: DevServerContext = {
     options: resolved,
-    agents: agentMap(resolved.agents),
+    agents,
+    agentFor: createAgentLookup(agents, resolved.defaultAgent, resolved.logger),
     sessions: new SessionRegistry(),
     tokens,
     faults: new Faults(tokens, trim, resolved.wire),

@@ -1,18 +1,22 @@
 #!/usr/bin/env node
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError } from '../errors/validation-error.js';
 import { demoAgent } from './agents/demo-agent.js';
 import { echoAgent } from './agents/echo-agent.js';
 import { loadAgents } from './load-agents.js';
+import { resolveSecretKey } from './resolve-secret-key.js';
 import { startDevServer } from './start-dev-server.js';
 
 const USAGE = `Usage: durable-chat dev [--port N] [--host H] [--secret-key K] [--data-dir D] [--agents ./module.js]
 
   --port        port to listen on (default 3030; 0 picks a free one)
   --host        interface to bind (default 127.0.0.1)
-  --secret-key  secret API key (default: a random sk_dev_… printed at start)
-  --data-dir    folder for session snapshots (default .durable-chat)
-  --agents      module whose exported agents are served (default: the demo and echo agents)`;
+  --secret-key  secret API key (default: $DURABLE_CHAT_SECRET_KEY, else $TRIGGER_SECRET_KEY,
+                else the key saved in the data folder, else a new random sk_dev_… saved there)
+  --data-dir    folder for session snapshots and the saved key (default .durable-chat)
+  --agents      module whose exported agents are served (default: the demo and echo agents,
+                and the demo agent for any other task id)`;
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -37,17 +41,24 @@ async function main(argv: string[]): Promise<void> {
     throw new ValidationError({ field: '--port', message: `--port: not a port: ${values.port}` });
   }
   const agents = values.agents === undefined ? [demoAgent, echoAgent] : await loadAgents(values.agents);
+  // Without --agents the app under development names its own (production) task id; the demo
+  // agent answering it beats a 404. With --agents the user chose the ids: unknown ones fail.
+  const defaultAgent = values.agents === undefined ? demoAgent : undefined;
+  const dataDir = resolve(values['data-dir'] ?? '.durable-chat');
+  const key = await resolveSecretKey({ flag: values['secret-key'], env: process.env, dataDir });
   const server = await startDevServer({
     port,
     host: values.host ?? '127.0.0.1',
-    secretKey: values['secret-key'],
-    objectStore: { dir: values['data-dir'] ?? '.durable-chat' },
+    secretKey: key.secretKey,
+    objectStore: { dir: dataDir },
     agents,
+    defaultAgent,
   });
   console.log(`durable-chat dev server listening on ${server.url}`);
   console.log(`  base URL:   ${server.url}`);
-  console.log(`  secret key: ${server.secretKey}`);
-  console.log(`  agents:     ${agents.map((agent) => agent.id).join(', ')}`);
+  console.log(`  secret key: ${server.secretKey} (${key.source})`);
+  const otherIds = defaultAgent === undefined ? '' : `; any other task id: ${defaultAgent.id}`;
+  console.log(`  agents:     ${agents.map((agent) => agent.id).join(', ')}${otherIds}`);
   const stop = () => {
     server.close().then(
       () => process.exit(0),

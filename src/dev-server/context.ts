@@ -10,6 +10,8 @@ import type { TokenService } from './tokens.js';
 export interface DevServerContext {
   readonly options: ResolvedDevServerOptions;
   readonly agents: ReadonlyMap<string, AnyAgent>;
+  /** The agent serving a task id: its own, else the default agent (logged once), else none. */
+  readonly agentFor: (taskIdentifier: string) => AnyAgent | undefined;
   readonly sessions: SessionRegistry;
   readonly tokens: TokenService;
   readonly faults: Faults;

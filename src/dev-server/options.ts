@@ -12,6 +12,11 @@ import type { ObjectStore } from './store/object-store.js';
 export interface DevServerOptions {
   /** Agents served, by `id` (the create call's `taskIdentifier`). Default: `[demoAgent]`. */
   agents?: AnyAgent[];
+  /**
+   * Serves a session whose `taskIdentifier` names none of `agents`, so an app can keep its
+   * production task id locally; each such id is logged once. Default: none (404).
+   */
+  defaultAgent?: AnyAgent;
   /** Secret API key. Default: a random `sk_dev_…`, returned on the server. */
   secretKey?: string;
   /** Keepalive `ping` interval on an idle `.out` stream. Default 5000 ms. */
@@ -43,6 +48,7 @@ export interface DevServerOptions {
 /** Options with every default filled in: defaults live here and nowhere else. */
 export interface ResolvedDevServerOptions {
   agents: AnyAgent[];
+  defaultAgent: AnyAgent | undefined;
   secretKey: string;
   pingIntervalMs: number;
   trimDelayMs: number;
@@ -68,6 +74,7 @@ export function resolveOptions(
 ): ResolvedDevServerOptions {
   return {
     agents: options.agents ?? defaultAgents,
+    defaultAgent: options.defaultAgent,
     secretKey: options.secretKey ?? generateSecretKey(),
     pingIntervalMs: options.pingIntervalMs ?? PING_INTERVAL_MS,
     trimDelayMs: options.trimDelayMs ?? DEFAULT_TRIM_DELAY_MS,

@@ -12,6 +12,10 @@ export type DurableChatErrorCode =
   // bad input caught before sending
   | 'INVALID_INPUT'
   | 'PAYLOAD_TOO_LARGE'
+  // the app's setup (a key, a task id, an option), named with its fix
+  | 'SECRET_KEY_REJECTED'
+  | 'TASK_NOT_FOUND'
+  | 'INVALID_CONFIG'
   // HTTP answers
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'

@@ -17,6 +17,8 @@ export interface HttpErrorOptions {
   operation: string;
   /** The `error` text of the response body, if any. */
   serverMessage?: string;
+  /** The `code` of the response body, if any: the chat route's stable code reaches the browser's error. */
+  serverCode?: string;
   cause?: unknown;
 }
 
@@ -25,6 +27,7 @@ export class HttpError extends DurableChatError {
   override readonly code: HttpErrorCode;
   override readonly status: number;
   readonly serverMessage: string | undefined;
+  readonly serverCode: string | undefined;
 
   constructor(options: HttpErrorOptions & { code?: HttpErrorCode; retryable?: boolean }) {
     const code = options.code ?? 'HTTP_ERROR';
@@ -39,6 +42,7 @@ export class HttpError extends DurableChatError {
     this.code = code;
     this.status = options.status;
     this.serverMessage = options.serverMessage;
+    this.serverCode = options.serverCode;
   }
 }
 
@@ -47,10 +51,17 @@ function describe(options: HttpErrorOptions, code: DurableChatErrorCode): string
   return `${options.operation} failed with HTTP ${options.status} (${code})${detail}`;
 }
 
-/** 401 or 403: the token is missing, expired, revoked or lacks a scope. Refresh, then retry once. */
+/**
+ * 401 or 403: the token is missing, expired, revoked or lacks a scope. Refresh, then retry
+ * once. `retryable: false` when no fresh token can help (the app's own route refused).
+ */
 export class AuthError extends HttpError {
-  constructor(options: HttpErrorOptions) {
-    super({ ...options, code: options.status === 403 ? 'FORBIDDEN' : 'UNAUTHORIZED', retryable: true });
+  constructor(options: HttpErrorOptions & { retryable?: boolean }) {
+    super({
+      ...options,
+      code: options.status === 403 ? 'FORBIDDEN' : 'UNAUTHORIZED',
+      retryable: options.retryable ?? true,
+    });
     this.name = 'AuthError';
   }
 }
@@ -63,6 +74,7 @@ export class SessionClosedError extends HttpError {
       status: options.status ?? 409,
       operation: options.operation ?? 'session',
       serverMessage: options.serverMessage ?? 'the session is closed',
+      serverCode: options.serverCode,
       cause: options.cause,
       code: 'SESSION_CLOSED',
       retryable: false,
@@ -137,7 +149,8 @@ export function httpErrorFromResponse(options: {
     unknown
   >;
   const serverMessage = typeof body.error === 'string' ? body.error.slice(0, 500) : undefined;
-  const base = { status, operation, serverMessage };
+  const serverCode = typeof body.code === 'string' ? body.code.slice(0, 100) : undefined;
+  const base = { status, operation, serverMessage, serverCode };
   if (status === 401 || status === 403) return new AuthError(base);
   if (status === 409) {
     const closedReason = typeof body.closedReason === 'string' ? body.closedReason : null;

@@ -1,3 +1,4 @@
+export { ConfigurationError, type ConfigurationErrorCode } from './configuration-error.js';
 export { ConnectionError, type ConnectionErrorCode, TurnRejectedError } from './connection-error.js';
 export {
   DurableChatError,

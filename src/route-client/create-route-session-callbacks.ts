@@ -1,6 +1,7 @@
 import type { StartSessionResult } from '../client/session-client.js';
+import { ConfigurationError } from '../errors/configuration-error.js';
 import { ConnectionError } from '../errors/connection-error.js';
-import { httpErrorFromResponse } from '../errors/http-error.js';
+import { AuthError, httpErrorFromResponse } from '../errors/http-error.js';
 import { ProtocolError } from '../errors/protocol-error.js';
 import { validateCloseReason } from '../protocol/validate.js';
 import { type ChatRouteRequest, validateChatId } from './route-protocol.js';
@@ -70,10 +71,59 @@ function readString(body: unknown, key: string, operation: string): string {
 }
 
 /**
+ * The endpoint as fetch will take it. A relative one needs a page to resolve against; outside
+ * a browser (server rendering, Node, a test) fetch would fail with a bare "invalid URL"
+ * that reads like a network error and gets retried, so it is refused here with the fix.
+ */
+function resolvableEndpoint(endpoint: string | URL, operation: string): string | URL {
+  if (typeof endpoint !== 'string' || /^[a-z][a-z0-9+.-]*:/i.test(endpoint)) return endpoint;
+  const page = (globalThis as { location?: { href?: unknown } }).location?.href;
+  if (typeof page === 'string' && page !== '') return endpoint;
+  throw new ConfigurationError({
+    code: 'INVALID_CONFIG',
+    field: 'endpoint',
+    message:
+      `${operation}: endpoint "${endpoint}" is relative, and this code runs outside a browser page, ` +
+      `where there is nothing to resolve it against. Pass an absolute URL (new URL("${endpoint}", ` +
+      "'http://localhost:3000')), or create the callbacks only in the browser.",
+  });
+}
+
+/** The route's own configuration codes keep their code, and their answer: retrying cannot help. */
+function configurationErrorFromRoute(
+  status: number,
+  operation: string,
+  body: unknown,
+): ConfigurationError | undefined {
+  const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const code = record.code;
+  if (code !== 'SECRET_KEY_REJECTED' && code !== 'TASK_NOT_FOUND') return undefined;
+  const said = typeof record.error === 'string' ? `: ${record.error.slice(0, 500)}` : '';
+  return new ConfigurationError({
+    code,
+    status,
+    message: `${operation} failed with HTTP ${status} (${code})${said}`,
+  });
+}
+
+/**
+ * The route's `authorize` said no. Unlike a 403 from the session service (a token short of
+ * a scope, healed by a fresh token), asking again gets the same answer.
+ */
+function refusalFromRoute(status: number, operation: string, body: unknown): AuthError | undefined {
+  const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  if (status !== 403 || record.code !== 'FORBIDDEN') return undefined;
+  const serverMessage = typeof record.error === 'string' ? record.error.slice(0, 500) : undefined;
+  return new AuthError({ status, operation, retryable: false, serverMessage, serverCode: 'FORBIDDEN' });
+}
+
+/**
  * The browser side of `createChatRouteHandler`: the `startSession` / `getAccessToken`
  * callbacks `SessionChatTransport` takes, over one POST endpoint of the app. Failures are
- * typed: `ConnectionError` (`NETWORK_ERROR`), `HttpError` subclasses by status, and
- * `ProtocolError` (`UNEXPECTED_RESPONSE`) for a 2xx body without the expected fields.
+ * typed: `ConnectionError` (`NETWORK_ERROR`), `HttpError` subclasses by status (the route's
+ * `code` as `serverCode`), `ConfigurationError` for the route's setup codes and a relative
+ * endpoint outside a browser, and `ProtocolError` (`UNEXPECTED_RESPONSE`) for a 2xx body
+ * without the expected fields.
  */
 export function createRouteSessionCallbacks(options: RouteSessionCallbacksOptions): RouteSessionCallbacks {
   // The token action re-sends the start's client data: the service writes the create body
@@ -87,9 +137,11 @@ export function createRouteSessionCallbacks(options: RouteSessionCallbacksOption
     const headers = new Headers(extra);
     headers.set('content-type', 'application/json');
     headers.set('accept', 'application/json');
+    const endpoint =
+      options.fetch === undefined ? resolvableEndpoint(options.endpoint, operation) : options.endpoint;
     let response: Response;
     try {
-      response = await fetchImpl(options.endpoint, {
+      response = await fetchImpl(endpoint, {
         method: 'POST',
         headers,
         body: JSON.stringify(request),
@@ -115,7 +167,11 @@ export function createRouteSessionCallbacks(options: RouteSessionCallbacksOption
       body = undefined;
     }
     if (!response.ok) {
-      throw httpErrorFromResponse({ status: response.status, operation, body, headers: response.headers });
+      throw (
+        configurationErrorFromRoute(response.status, operation, body) ??
+        refusalFromRoute(response.status, operation, body) ??
+        httpErrorFromResponse({ status: response.status, operation, body, headers: response.headers })
+      );
     }
     return body;
   }

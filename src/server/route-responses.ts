@@ -13,7 +13,9 @@ export type ChatRouteErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
-  | 'UPSTREAM_ERROR';
+  | 'UPSTREAM_ERROR'
+  | 'SECRET_KEY_REJECTED'
+  | 'TASK_NOT_FOUND';
 
 // Tokens travel in these bodies: no cache may keep them.
 const BASE_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -66,6 +68,18 @@ export function mapUpstreamFailure(error: unknown): MappedFailure {
         'RATE_LIMITED',
         'the session service is busy; retry later',
         headers,
+      );
+      return { response, serverSide: true };
+    }
+    case 'SECRET_KEY_REJECTED':
+    case 'TASK_NOT_FOUND': {
+      // The operator's to fix, not the browser's: the full story (service URL, task id, the
+      // fix) goes to the server log; the browser gets the code and where to look.
+      const what = error.code === 'SECRET_KEY_REJECTED' ? "this route's secret key" : "this route's task id";
+      const response = errorResponse(
+        500,
+        error.code,
+        `the session service rejected ${what}; the server's log says how to fix it`,
       );
       return { response, serverSide: true };
     }

@@ -4,6 +4,7 @@ import { ValidationError } from '../errors/validation-error.js';
 import { SESSION_TYPE } from '../protocol/limits.js';
 import type { CreateSessionRequest, CreateSessionResponse, SessionRow } from '../protocol/types.js';
 import { validateCloseReason, validateCreateSessionRequest } from '../protocol/validate.js';
+import { explainRejection } from './explain-rejection.js';
 import { requestUpstream, type UpstreamContext } from './request-upstream.js';
 import { type RetryOptions, resolveRetryOptions } from './retry-delay.js';
 
@@ -117,12 +118,19 @@ export function createSessionsApi(options: SessionsApiOptions): SessionsApi {
   ): Promise<CreateSessionResponse<M>> {
     const request = { ...input, type: SESSION_TYPE };
     validateCreateSessionRequest(request);
+    const operation = 'create session';
     const { body } = await requestUpstream(context, {
       path: '/api/v1/sessions',
       body: request,
-      operation: 'create session',
+      operation,
       idempotent: request.externalId !== undefined,
       signal: requestOptions?.signal,
+    }).catch((error: unknown) => {
+      throw explainRejection(error, {
+        operation,
+        baseURL: context.baseURL,
+        taskIdentifier: request.taskIdentifier,
+      });
     });
     return readCreateResponse<M>(body);
   }
@@ -134,12 +142,15 @@ export function createSessionsApi(options: SessionsApiOptions): SessionsApi {
         throw new ValidationError({ field: 'sessionId', message: 'sessionId: must be a non-empty string' });
       }
       validateCloseReason(reason);
+      const operation = 'close session';
       const { body } = await requestUpstream(context, {
         path: `/api/v1/sessions/${encodeURIComponent(sessionId)}/close`,
         body: reason === undefined ? {} : { reason },
-        operation: 'close session',
+        operation,
         idempotent: true,
         signal: requestOptions?.signal,
+      }).catch((error: unknown) => {
+        throw explainRejection(error, { operation, baseURL: context.baseURL });
       });
       const row = body as Record<string, unknown> | undefined;
       return typeof row?.id === 'string' ? (row as unknown as SessionRow) : null;

@@ -27,9 +27,18 @@ function openOut(playground: RunningPlayground, chatId: string, token: string): 
 }
 
 describe('readPlaygroundEnv', () => {
-  it('defaults to the local dev server on port 5173', () => {
-    expect(readPlaygroundEnv({})).toEqual({ port: 5173, host: '127.0.0.1', backend: { kind: 'local' } });
-    expect(readPlaygroundEnv({ PORT: '0', DURABLE_CHAT_BASE_URL: '' }).port).toBe(0);
+  it('defaults to the local dev server on port 5173 (or the next free one), PORT as given', () => {
+    expect(readPlaygroundEnv({})).toEqual({
+      port: 5173,
+      strictPort: false,
+      host: '127.0.0.1',
+      backend: { kind: 'local' },
+    });
+    expect(readPlaygroundEnv({ PORT: '0', DURABLE_CHAT_BASE_URL: '' })).toMatchObject({
+      port: 0,
+      strictPort: true,
+    });
+    expect(readPlaygroundEnv({ PORT: '5173' }).strictPort).toBe(true);
   });
 
   it('reads a real deployment from the three variables', () => {
@@ -77,7 +86,12 @@ describe('the playground host on the local dev server', () => {
   let playground: RunningPlayground;
 
   beforeAll(async () => {
-    playground = await startPlayground({ port: 0, host: '127.0.0.1', backend: { kind: 'local' } });
+    playground = await startPlayground({
+      port: 0,
+      strictPort: true,
+      host: '127.0.0.1',
+      backend: { kind: 'local' },
+    });
   });
   afterAll(async () => {
     await playground.close();
@@ -175,6 +189,7 @@ describe('the playground host on a real deployment (environment variables)', () 
     service = await startDevServer({ port: 0 });
     playground = await startPlayground({
       port: 0,
+      strictPort: true,
       host: '127.0.0.1',
       backend: { kind: 'remote', baseURL: service.url, secretKey: service.secretKey, taskIdentifier: 'demo' },
     });

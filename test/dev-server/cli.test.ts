@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadAgents } from '../../src/dev-server/load-agents.js';
+import { runCli, startCli as startBin, stopCli } from './support/cli.js';
 import { createSession, readOut, replyText, sendText, untilTurnCompletes } from './support/client.js';
 
 const AGENT_MODULE = `
@@ -25,35 +26,16 @@ export const notAnAgent = 42;
 let dir: string | undefined;
 let child: ChildProcess | undefined;
 afterEach(async () => {
-  if (child !== undefined && child.exitCode === null) {
-    const exited = new Promise((resolve) => child?.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await stopCli(child);
   child = undefined;
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   dir = undefined;
 });
 
-function startCli(args: string[]): Promise<{ url: string; secretKey: string; output: string }> {
-  const started = spawn(process.execPath, ['--import', 'tsx', 'src/dev-server/cli.ts', ...args], {
-    cwd: process.cwd(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = started;
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (data: Buffer) => {
-      output += data.toString();
-      const url = /base URL:\s+(\S+)/.exec(output)?.[1];
-      const secretKey = /secret key:\s+(\S+)/.exec(output)?.[1];
-      if (url !== undefined && secretKey !== undefined && output.includes('agents:'))
-        resolve({ url, secretKey, output });
-    };
-    started.stdout?.on('data', onData);
-    started.stderr?.on('data', onData);
-    started.once('exit', (code) => reject(new Error(`cli exited with ${code}: ${output}`)));
-  });
+async function startCli(args: string[]) {
+  const cli = await startBin(args);
+  child = cli.process;
+  return cli;
 }
 
 describe('durable-chat dev', () => {
@@ -82,16 +64,26 @@ describe('durable-chat dev', () => {
     expect(replyText(read.records)).toBe('custom agent here');
   });
 
+  it('serves a task id it has no agent for with the demo agent, and says so once', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-cli-'));
+    const cli = await startCli(['dev', '--port', '0', '--data-dir', join(dir, 'data')]);
+    expect(cli.output).toContain('agents:     demo, echo; any other task id: demo');
+    for (const chatId of ['first-chat', 'second-chat']) {
+      const created = await createSession(cli, { externalId: chatId, taskIdentifier: 'support-agent' });
+      expect(created.status).toBe(201);
+      const token = created.body.publicAccessToken;
+      await sendText(cli, chatId, token, chatId, 'Hello');
+      const read = await readOut(cli, chatId, token, { until: untilTurnCompletes(1) });
+      expect(replyText(read.records).length).toBeGreaterThan(0);
+    }
+    const notices = cli.output.split('\n').filter((line) => line.includes('"support-agent"'));
+    expect(notices).toEqual([
+      '[durable-chat dev] no agent with id "support-agent" (served: demo, echo): the demo agent answers it',
+    ]);
+  });
+
   it('prints usage and fails for an unknown command', async () => {
-    const started = spawn(process.execPath, ['--import', 'tsx', 'src/dev-server/cli.ts', 'serve'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    let output = '';
-    started.stdout?.on('data', (data: Buffer) => {
-      output += data.toString();
-    });
-    const code = await new Promise((resolve) => started.once('exit', resolve));
+    const { code, output } = await runCli(['serve']);
     expect(code).toBe(1);
     expect(output).toContain('Usage: durable-chat dev');
   });

@@ -122,13 +122,17 @@ describe('createChatRouteHandler: the session service', () => {
     expect(lines[0]).not.toContain(secretKey);
   });
 
-  it('maps a rejected secret key to 502, not to an auth error the browser would retry', async () => {
+  it('maps a rejected secret key to 500 SECRET_KEY_REJECTED, not to an auth error the browser would retry', async () => {
+    const reported: unknown[] = [];
     const { handler } = await handlerFor([replyJson(401, { error: 'Invalid API key' })], {
-      onError: () => {},
+      onError: (error) => reported.push(error),
     });
     const response = await handler(post({ action: 'start', chatId: 'c' }));
-    expect(response.status).toBe(502);
-    expect(await response.json()).toMatchObject({ code: 'UPSTREAM_ERROR' });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ code: 'SECRET_KEY_REJECTED' });
+    expect(reported).toEqual([
+      expect.objectContaining({ code: 'SECRET_KEY_REJECTED', field: 'secretKey', retryable: false }),
+    ]);
   });
 
   it('passes a closed session through as 409 SESSION_CLOSED', async () => {

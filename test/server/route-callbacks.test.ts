@@ -121,7 +121,7 @@ describe('route callbacks → route handler → dev server', () => {
     });
   });
 
-  it('maps a wrong secret key to 502 without leaking either key', async () => {
+  it('maps a wrong secret key to 500 SECRET_KEY_REJECTED without leaking either key', async () => {
     const wrongKey = 'sk_wrong_route_key_8d1e';
     const broken = await hostFetchHandler(
       createChatRouteHandler({
@@ -139,10 +139,10 @@ describe('route callbacks → route handler → dev server', () => {
       body: JSON.stringify({ action: 'start', chatId: 'bob:x' }),
     });
     const text = await response.text();
-    expect(response.status).toBe(502);
+    expect(response.status).toBe(500);
     expect(JSON.parse(text)).toEqual({
-      error: 'the session service failed; retry later',
-      code: 'UPSTREAM_ERROR',
+      error: "the session service rejected this route's secret key; the server's log says how to fix it",
+      code: 'SECRET_KEY_REJECTED',
     });
     for (const secret of [wrongKey, server.secretKey]) {
       expect(text).not.toContain(secret);
@@ -150,7 +150,12 @@ describe('route callbacks → route handler → dev server', () => {
     }
     const callbacks = createRouteSessionCallbacks({ endpoint: broken.url });
     const error = await failure(callbacks.startSession({ chatId: 'bob:y' }));
-    expect(error).toMatchObject({ name: 'ServerError', code: 'SERVER_ERROR', status: 502 });
+    expect(error).toMatchObject({
+      name: 'ConfigurationError',
+      code: 'SECRET_KEY_REJECTED',
+      status: 500,
+      retryable: false,
+    });
     expect(error.message).not.toContain(wrongKey);
   });
 });

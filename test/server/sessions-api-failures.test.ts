@@ -104,7 +104,8 @@ describe('createSessionsApi against a failing service', () => {
   it('does not retry a rejected secret key', async () => {
     const { sessions, requests } = await api([replyJson(401, { error: 'Invalid API key' })]);
     const error = await failure(sessions.create(request));
-    expect(error).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+    expect(error).toMatchObject({ code: 'SECRET_KEY_REJECTED', status: 401, retryable: false });
+    expect(error.message).toContain('rejected the secret key (HTTP 401: Invalid API key)');
     expect(requests).toHaveLength(1);
   });
 

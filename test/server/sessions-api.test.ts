@@ -173,23 +173,38 @@ describe('createSessionsApi against the dev server', () => {
     expect(counter.count()).toBe(1);
   });
 
-  it('maps a wrong secret key to AuthError without retrying or echoing it', async () => {
+  it('maps a wrong secret key to SECRET_KEY_REJECTED without retrying or echoing it', async () => {
     const counter = countingFetch();
     const wrongKey = 'sk_wrong_key_value_123';
     const sessions = createSessionsApi({ baseURL: server.url, secretKey: wrongKey, fetch: counter.fetch });
     const error = await failure(sessions.create(minimal(nextChatId())));
-    expect(error).toMatchObject({ name: 'AuthError', code: 'UNAUTHORIZED', status: 401 });
+    expect(error).toMatchObject({
+      name: 'ConfigurationError',
+      code: 'SECRET_KEY_REJECTED',
+      field: 'secretKey',
+      status: 401,
+      retryable: false,
+    });
+    expect(error.message).toContain(`the session service at ${server.url} rejected the secret key`);
+    expect(error.message).toContain('durable-chat dev');
     expect(error.message).not.toContain(wrongKey);
     expect(counter.count()).toBe(1);
   });
 
-  it('maps an unknown task to NOT_FOUND and closing an unknown session to NOT_FOUND', async () => {
+  it('maps an unknown task to TASK_NOT_FOUND and closing an unknown session to NOT_FOUND', async () => {
     const sessions = api();
     const chatId = nextChatId();
     const unknownTask = await failure(
       sessions.create({ ...minimal(chatId), taskIdentifier: 'no-such-agent' }),
     );
-    expect(unknownTask).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+    expect(unknownTask).toMatchObject({
+      name: 'ConfigurationError',
+      code: 'TASK_NOT_FOUND',
+      field: 'taskIdentifier',
+      status: 404,
+      retryable: false,
+    });
+    expect(unknownTask.message).toContain('has no task "no-such-agent"');
     expect(await failure(sessions.close('session_does_not_exist'))).toMatchObject({ code: 'NOT_FOUND' });
   });
 });

@@ -4,7 +4,10 @@ import { startPlayground } from './start-playground.js';
 /** `npm run playground`: start everything, print one URL, stop cleanly on Ctrl-C. */
 export async function main(): Promise<void> {
   const settings = readPlaygroundEnv(process.env);
-  const playground = await startPlayground(settings);
+  const playground = await startPlayground({
+    ...settings,
+    onPortTaken: (port) => console.log(`port ${port} is in use, trying ${port + 1}`),
+  });
   const backend =
     settings.backend.kind === 'remote'
       ? `${settings.backend.baseURL} (task ${settings.backend.taskIdentifier})`

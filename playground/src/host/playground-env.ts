@@ -7,8 +7,12 @@ export type PlaygroundBackend =
 
 export interface PlaygroundSettings {
   port: number;
+  /** `PORT` was set: that port or an error. Otherwise a taken default moves to the next free one. */
+  strictPort: boolean;
   host: string;
   backend: PlaygroundBackend;
+  /** Called for each taken port the playground moves past. */
+  onPortTaken?: (port: number) => void;
 }
 
 export const DEFAULT_PORT = 5173;
@@ -49,9 +53,10 @@ function readBaseURL(raw: string): string {
  */
 export function readPlaygroundEnv(env: Record<string, string | undefined>): PlaygroundSettings {
   const port = readPort(env.PORT);
+  const strictPort = env.PORT !== undefined && env.PORT !== '';
   const host = env.HOST !== undefined && env.HOST !== '' ? env.HOST : DEFAULT_HOST;
   const baseURL = env.DURABLE_CHAT_BASE_URL;
-  if (baseURL === undefined || baseURL === '') return { port, host, backend: { kind: 'local' } };
+  if (baseURL === undefined || baseURL === '') return { port, strictPort, host, backend: { kind: 'local' } };
   const secretKey = env.DURABLE_CHAT_SECRET_KEY;
   const taskIdentifier = env.DURABLE_CHAT_TASK;
   if (secretKey === undefined || secretKey === '') {
@@ -68,6 +73,7 @@ export function readPlaygroundEnv(env: Record<string, string | undefined>): Play
   }
   return {
     port,
+    strictPort,
     host,
     backend: { kind: 'remote', baseURL: readBaseURL(baseURL), secretKey, taskIdentifier },
   };

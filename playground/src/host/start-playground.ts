@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { type HttpBindings, serve } from '@hono/node-server';
+import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { isDurableChatError } from 'durable-chat';
 import { createChatRouteHandler } from 'durable-chat/server';
 import { Hono } from 'hono';
+import { listenFromPort } from './listen-from-port.js';
 import { createLocalBackend, mountLocalBackend } from './local-backend.js';
 import type { PlaygroundSettings } from './playground-env.js';
 import { applyFault, parseFaultName } from './playground-faults.js';
@@ -80,11 +81,19 @@ export async function startPlayground(settings: PlaygroundSettings): Promise<Run
   // Any other path is the single-page app.
   app.get('*', serveStatic({ root: APP_DIR, path: 'index.html' }));
 
-  const server = serve({ fetch: app.fetch, port: settings.port, hostname: settings.host });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  const server = createAdaptorServer({ fetch: app.fetch });
+  try {
+    await listenFromPort(server, {
+      port: settings.port,
+      host: settings.host,
+      strict: settings.strictPort,
+      onPortTaken: settings.onPortTaken,
+    });
+  } catch (error) {
+    // Nothing listens, so nothing else would ever release the in-process dev server.
+    local?.devServer.dispose();
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   selfURL = `http://${printableHost(address)}:${address.port}`;
 

@@ -71,7 +71,7 @@ export function mountSessionRoutes(app: DevHono, context: DevServerContext): voi
         );
       }
     }
-    const agent = context.agents.get(request.taskIdentifier);
+    const agent = context.agentFor(request.taskIdentifier);
     if (agent === undefined) {
       return errorResponse(c, 404, `no agent with id "${request.taskIdentifier}" is served`, {
         code: 'NOT_FOUND',

@@ -1,0 +1,60 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+// The built bin, as `npx durable-chat dev` runs it (vitest's globalSetup builds dist/ when stale).
+export const CLI = fileURLToPath(new URL('../../../dist/cli.js', import.meta.url));
+
+export interface RunningCli {
+  url: string;
+  secretKey: string;
+  process: ChildProcess;
+  /** Everything the process printed so far (grows while it runs). */
+  readonly output: string;
+}
+
+/** Starts `durable-chat <args>` and resolves once its banner (URL, key, agents) is printed. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<RunningCli> {
+  const started = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (data: Buffer) => {
+      output += data.toString();
+      const url = /base URL:\s+(\S+)/.exec(output)?.[1];
+      const secretKey = /secret key:\s+(\S+)/.exec(output)?.[1];
+      if (url !== undefined && secretKey !== undefined && output.includes('agents:'))
+        resolve({
+          url,
+          secretKey,
+          process: started,
+          get output() {
+            return output;
+          },
+        });
+    };
+    started.stdout?.on('data', onData);
+    started.stderr?.on('data', onData);
+    started.once('exit', (code) => reject(new Error(`cli exited with ${code}: ${output}`)));
+  });
+}
+
+/** Runs `durable-chat <args>` to its exit: its code and everything it printed. */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; output: string }> {
+  const started = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (data: Buffer) => {
+    output += data.toString();
+  };
+  started.stdout?.on('data', collect);
+  started.stderr?.on('data', collect);
+  return new Promise((resolve) => started.once('exit', (code) => resolve({ code, output })));
+}
+
+export async function stopCli(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
