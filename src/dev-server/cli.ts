@@ -56,7 +56,10 @@ async function main(argv: string[]): Promise<void> {
   });
   console.log(`durable-chat dev server listening on ${server.url}`);
   console.log(`  base URL:   ${server.url}`);
-  console.log(`  secret key: ${server.secretKey} (${key.source})`);
+  // A key the user supplied (possibly a real one, from the shell) is never echoed in full: it
+  // is already where the app reads it. The dev server's own key is shown, to be copied.
+  const shown = key.supplied ? maskKey(server.secretKey) : server.secretKey;
+  console.log(`  secret key: ${shown} (${key.source})`);
   const otherIds = defaultAgent === undefined ? '' : `; any other task id: ${defaultAgent.id}`;
   console.log(`  agents:     ${agents.map((agent) => agent.id).join(', ')}${otherIds}`);
   const stop = () => {
@@ -76,3 +79,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   console.error(`durable-chat: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 });
+
+function maskKey(key: string): string {
+  return key.length <= 8 ? '…' : `${key.slice(0, 3)}…${key.slice(-4)}`;
+}

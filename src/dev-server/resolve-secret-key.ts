@@ -13,6 +13,8 @@ export interface ResolvedSecretKey {
   secretKey: string;
   /** Where it came from, for the start banner: the user must know what to copy and where. */
   source: string;
+  /** The user gave it (flag or environment): the banner masks it. */
+  supplied: boolean;
 }
 
 /**
@@ -26,20 +28,21 @@ export async function resolveSecretKey(options: {
   dataDir: string;
 }): Promise<ResolvedSecretKey> {
   if (options.flag !== undefined)
-    return { secretKey: checked(options.flag, '--secret-key'), source: 'from --secret-key' };
+    return { secretKey: checked(options.flag, '--secret-key'), source: 'from --secret-key', supplied: true };
   for (const name of SECRET_KEY_VARIABLES) {
     const value = options.env[name];
     if (value !== undefined && value !== '')
-      return { secretKey: checked(value, name), source: `from $${name}` };
+      return { secretKey: checked(value, name), source: `from $${name}`, supplied: true };
   }
   const path = join(options.dataDir, SECRET_KEY_FILE);
   const stored = await readStoredKey(path);
-  if (stored !== undefined) return { secretKey: checked(stored, path), source: `from ${path}` };
+  if (stored !== undefined)
+    return { secretKey: checked(stored, path), source: `from ${path}`, supplied: false };
   const secretKey = generateSecretKey();
   await mkdir(options.dataDir, { recursive: true });
   // 'wx': never overwrite a key another process stored meanwhile; mode 600: it is a credential.
   await writeFile(path, `${secretKey}\n`, { flag: 'wx', mode: 0o600 });
-  return { secretKey, source: `new, saved in ${path}` };
+  return { secretKey, source: `new, saved in ${path}`, supplied: false };
 }
 
 async function readStoredKey(path: string): Promise<string | undefined> {
