@@ -1,6 +1,7 @@
 import { type DurableChatError, isDurableChatError } from '../errors/durable-chat-error.js';
 import {
   AuthError,
+  HttpError,
   httpErrorFromResponse,
   RateLimitedError,
   SessionClosedError,
@@ -54,11 +55,13 @@ export async function appendWithRetry(
   const started = env.now();
   let refreshedForAuth = false;
   let forceRefresh = false;
+  let replaced = false;
   let attempt = 0;
   for (;;) {
     attempt++;
     if (signal?.aborted) throw abortedError(OPERATION, signal.reason);
     let failure: DurableChatError;
+    const generation = context.sessionGeneration();
     try {
       // The app's token endpoint failing for a moment (a 503 from its route, a timeout) is
       // one more failed attempt, whoever typed the error.
@@ -101,6 +104,15 @@ export async function appendWithRetry(
     if (failure instanceof SessionClosedError) {
       context.markClosed(failure);
       throw failure;
+    }
+    // The server does not know the session (any more): get it again, then retry once, under
+    // the same part id.
+    if (failure instanceof HttpError && failure.code === 'NOT_FOUND' && !replaced) {
+      replaced = true;
+      // Unless another request of this chat replaced it while this attempt was out.
+      if (context.sessionGeneration() === generation) await context.replaceSession();
+      attempt--;
+      continue;
     }
     if (failure instanceof AuthError) {
       if (refreshedForAuth) throw failure;

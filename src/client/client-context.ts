@@ -28,6 +28,13 @@ export interface ClientContext {
   sessionPath(): string;
   /** Marks the chat closed (terminal) and stops every reader. */
   markClosed(error: SessionClosedError): void;
+  /**
+   * The server answered 404 for the session: gets it again from `startSession` (new id,
+   * token, no cursor). Concurrent calls share one; see `SessionClient.replaceSession`.
+   */
+  replaceSession(): Promise<void>;
+  /** Counts replacements: a reader that sees it move drops its cursor. */
+  sessionGeneration(): number;
   emit(event: SessionEvent): void;
 }
 
@@ -44,6 +51,8 @@ export interface ClientContextInput {
   store: SessionStore;
   fetchToken: () => Promise<string>;
   markClosed: (error: SessionClosedError) => void;
+  replaceSession: () => Promise<void>;
+  sessionGeneration: () => number;
 }
 
 /** Resolves a client's options into its context: environment, retry policy, tokens, events. */
@@ -76,6 +85,8 @@ export function createClientContext(input: ClientContextInput): ClientContext {
     streamTimeoutSeconds: input.streamTimeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
     sessionPath: () => encodeURIComponent(store.getState().sessionId ?? chatId),
     markClosed: input.markClosed,
+    replaceSession: input.replaceSession,
+    sessionGeneration: input.sessionGeneration,
     emit,
   };
 }

@@ -36,6 +36,18 @@ export type SessionEvent =
   | { type: 'session-closed'; chatId: string; reason: string | null }
   /** The bookmark was trimmed: records after `cursor` up to `firstSeqNum - 1` are gone. */
   | { type: 'trimmed-cursor'; chatId: string; cursor: number; firstSeqNum: number }
+  /**
+   * The server no longer knew the chat's session (404: a restarted dev server, another
+   * environment's or a deleted session): `startSession` made or found another, the cursor
+   * was dropped, and the request that met the 404 was retried there (an append under the
+   * same `X-Part-Id`).
+   */
+  | {
+      type: 'session-replaced';
+      chatId: string;
+      previousSessionId: string | undefined;
+      sessionId: string | undefined;
+    }
   /** The agent's run was swapped for a new version; the stream continues. */
   | { type: 'upgrade-required'; chatId: string; seqNum: number }
   /** Something went wrong. `fatal: false` for problems that were recovered or skipped. */

@@ -42,6 +42,11 @@ export interface OutReadHandlers {
   /** A connection answered 200 (`true`) or ended (`false`): liveness checks need to know. */
   onConnection?(open: boolean): void;
   /**
+   * The chat's session was replaced after a 404 (see `SessionClient.replaceSession`): the
+   * read goes on from the new `.out`'s start; `seq_num`s start over.
+   */
+  onSessionReplaced?(): void;
+  /**
    * Once per network read that brought at least one batch (pings excluded), with the time
    * of that read: activity is noted per read, not per batch, so a stream of one-record
    * batches pays for one clock read per read.
@@ -110,9 +115,16 @@ export class OutReader {
     let rateLimitResetAt: number | undefined;
     let serverDate: number | undefined;
     let first = true;
+    let replacedOnce = false;
+    let generation = context.sessionGeneration();
     for (;;) {
       const aborted = this.checkAborted();
       if (aborted !== undefined) return aborted;
+      if (context.sessionGeneration() !== generation) {
+        generation = context.sessionGeneration();
+        this.cursor = undefined;
+        this.handlers.onSessionReplaced?.();
+      }
       if (first) store.setState({ status: { type: 'connecting' } });
       const connection = new AbortController();
       const onAbort = () => connection.abort(options.signal?.reason);
@@ -179,6 +191,13 @@ export class OutReader {
           if (failure instanceof SessionClosedError) {
             context.markClosed(failure);
             throw failure;
+          }
+          if (failure.code === 'NOT_FOUND' && !replacedOnce) {
+            // The server does not know the session (any more): read the one startSession gives
+            // (unless another request of this chat replaced it while this one was out).
+            replacedOnce = true;
+            if (context.sessionGeneration() === generation) await context.replaceSession();
+            continue;
           }
           if (!failure.retryable) throw this.fail(failure);
           if (failure instanceof RateLimitedError) {

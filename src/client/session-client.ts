@@ -122,6 +122,9 @@ export class SessionClient {
   private createdSession = false;
   /** An append (message, action, stop, ...) was started by this client. */
   private appendedOnce = false;
+  private replacing: Promise<void> | undefined;
+  /** Sessions replaced after a 404 (see `replaceSession`). */
+  private generation = 0;
 
   constructor(private readonly options: SessionClientOptions) {
     this.chatId = options.chatId;
@@ -131,6 +134,8 @@ export class SessionClient {
       store: this.store,
       fetchToken: () => this.fetchToken(),
       markClosed: (error) => this.markClosed(error.closedReason, error),
+      replaceSession: () => this.replaceSession(),
+      sessionGeneration: () => this.generation,
     });
     const env = this.context.env;
     this.persistence =
@@ -308,6 +313,32 @@ export class SessionClient {
     if (typeof result.publicAccessToken === 'string' && result.publicAccessToken !== '')
       this.context.tokens.adopt(result.publicAccessToken, 'session-start');
     return { currentRunId: result.currentRunId };
+  }
+
+  /**
+   * The server answered 404 for this chat's session (a restarted dev server, another
+   * environment's or a deleted session). Asks `startSession` again, which creates or finds
+   * the session for the chat id, and adopts its id and token; the cursor is dropped (the new
+   * `.out` has its own). Concurrent callers share one call; the `session-replaced` event says so.
+   */
+  replaceSession(): Promise<void> {
+    this.replacing ??= this.callStartSession()
+      .then((result) => {
+        const previousSessionId = this.store.getState().sessionId;
+        this.generation++;
+        this.store.setState({ sessionId: result.sessionId, lastEventId: undefined });
+        this.context.tokens.adopt(result.publicAccessToken, 'session-start');
+        this.emit({
+          type: 'session-replaced',
+          chatId: this.chatId,
+          previousSessionId,
+          sessionId: result.sessionId,
+        });
+      })
+      .finally(() => {
+        this.replacing = undefined;
+      });
+    return this.replacing;
   }
 
   /** Marks the chat closed: terminal. Every reader stops; later sends fail locally. */

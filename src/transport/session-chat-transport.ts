@@ -318,7 +318,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await client.ensureSession();
     const before = client.getState();
     const active = entry.active;
-    const earlier = active?.live === true && !active.finished ? active : undefined;
+    // A detached reader (a settled resume still draining) is no turn: the send replaces it.
+    const earlier = active?.live === true && !active.finished && !active.isDetached ? active : undefined;
     // A live turn (an action, a send from before a reload) of which this page read nothing:
     // its reply comes before ours, starting with its own `start`.
     const liveUnstarted =

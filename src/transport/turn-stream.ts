@@ -159,7 +159,7 @@ export class TurnStream {
   private failure: unknown;
   // Attribution (send mode).
   private edge: number;
-  private readonly cursor: number;
+  private cursor: number;
   private earlierOpen: boolean;
   private earlierStarts: number;
   private earlierRestarting = false;
@@ -265,6 +265,11 @@ export class TurnStream {
     return this.phase.type === 'ended';
   }
 
+  /** Nobody reads it: a settled resume that only drains `.out` to move the cursor. */
+  get isDetached(): boolean {
+    return this.detached;
+  }
+
   /** True once a chunk of this turn's reply was shown. */
   get started(): boolean {
     return this.firstChunkSeen;
@@ -319,6 +324,7 @@ export class TurnStream {
           onTrimmed: () => this.onTrimmed(),
           onFirstResponse: (settled) => this.resolveFirstResponse(settled),
           onConnection: (open) => this.onConnection(open),
+          onSessionReplaced: () => this.onSessionReplaced(),
           waitForCapacity: () => this.waitForCapacity(),
         },
       )
@@ -476,6 +482,31 @@ export class TurnStream {
     this.turnOver = true;
     this.end('drained');
     client.store.setState({ turnLive: false, turnStartCursor: undefined });
+  }
+
+  /**
+   * The server no longer knew the session and the client got another (see
+   * `SessionClient.replaceSession`). A resumed turn belonged to the old one: nothing of it
+   * can come, so it ends, not live. A send's append goes to the new session: its `.out`
+   * starts empty, so everything on it from here is this send's.
+   */
+  private onSessionReplaced(): void {
+    const { mode, client } = this.options;
+    if (mode.type === 'replay') {
+      this.turnOver = true;
+      client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+      this.end('drained');
+      return;
+    }
+    this.cursor = -1;
+    this.edge = -1;
+    this.earlierOpen = false;
+    this.earlierStarts = 0;
+    this.earlierRestarting = false;
+    this.othersUntil = undefined;
+    this.othersHeld = [];
+    this.holdUntilStored = false;
+    if (client.getState().turnLive) client.store.setState({ turnStartCursor: undefined });
   }
 
   private onConnection(open: boolean): void {

@@ -454,3 +454,112 @@ describe('item 7: a chat left while its reply streams is never evicted', () => {
     transport.close();
   });
 });
+
+describe('item 12: a session the server no longer knows is replaced, once', () => {
+  it('after a restarted dev server forgot every session: the next send gets a new session and its reply', async () => {
+    const own = await startEchoServer();
+    const events: SessionEvent[] = [];
+    const records = new Map<string, PersistedChatRecord>();
+    const transport = new SessionChatTransport({
+      baseURL: own.url,
+      taskIdentifier: 'echo',
+      startSession: startSessionVia(own),
+      persistence: memoryPersistence(records),
+      onEvent: (event) => events.push(event),
+      environment: { warn: () => {} },
+    });
+    const chatId = uniqueChatId('forgotten-session');
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'before the restart' });
+    const before = transport.getState(chatId).sessionId;
+    await own.restart({ keepState: false });
+    await chat.sendMessage({ text: 'after the restart' });
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages)).toEqual([
+      'user: before the restart',
+      'assistant: Echo: before the restart',
+      'user: after the restart',
+      'assistant: Echo: after the restart',
+    ]);
+    const replaced = events.filter((event) => event.type === 'session-replaced');
+    expect(replaced).toHaveLength(1);
+    expect(replaced[0]).toMatchObject({ previousSessionId: before });
+    expect(transport.getState(chatId).sessionId).not.toBe(before);
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(1); // the message went to the new session once
+
+    // A reload with the record saved now works too (no NOT_FOUND left behind).
+    await transport.getClient(chatId).flushPersistence();
+    transport.close();
+    const reloaded = new SessionChatTransport({
+      baseURL: own.url,
+      taskIdentifier: 'echo',
+      startSession: startSessionVia(own),
+      persistence: memoryPersistence(records),
+      environment: { warn: () => {} },
+    });
+    const again = new TestChat({ id: chatId, transport: reloaded, messages: chat.messages });
+    await again.resumeStream();
+    await again.sendMessage({ text: 'and after a reload' });
+    expect(again.error).toBeUndefined();
+    expect(transcript(again.messages).slice(-2)).toEqual([
+      'user: and after a reload',
+      'assistant: Echo: and after a reload',
+    ]);
+    reloaded.close();
+    await own.close();
+  });
+
+  it('a page reloaded after the restart: resume finds nothing live, then the send works', async () => {
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const make = () =>
+      new SessionChatTransport({
+        baseURL: own.url,
+        taskIdentifier: 'echo',
+        startSession: startSessionVia(own),
+        persistence: memoryPersistence(records),
+        environment: { warn: () => {} },
+      });
+    const chatId = uniqueChatId('forgotten-on-reload');
+    const first = make();
+    const chat = new TestChat({ id: chatId, transport: first });
+    await chat.sendMessage({ text: 'saved before the restart' });
+    await first.getClient(chatId).flushPersistence();
+    first.close();
+    await own.restart({ keepState: false });
+    const second = make();
+    const resumed = new TestChat({ id: chatId, transport: second, messages: chat.messages });
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    await resumed.sendMessage({ text: 'hello again' });
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages).slice(-2)).toEqual([
+      'user: hello again',
+      'assistant: Echo: hello again',
+    ]);
+    second.close();
+    await own.close();
+  });
+});
+
+describe('beyond the list: a send right after a resume that found nothing live', () => {
+  it('is not taken for the settled peek’s turn (which still drains .out for about a second)', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('send-after-settled-resume');
+    const first = transportFor('echo', { persistence: memoryPersistence(records) }).transport;
+    const chat = new TestChat({ id: chatId, transport: first });
+    await chat.sendMessage({ text: 'before the reload' });
+    await first.getClient(chatId).flushPersistence();
+    first.close();
+    const second = transportFor('echo', { persistence: memoryPersistence(records) }).transport;
+    const reloaded = new TestChat({ id: chatId, transport: second, messages: chat.messages });
+    await reloaded.resumeStream(); // nothing live: resolves at once, the peek drains on
+    await reloaded.sendMessage({ text: 'right after the reload' });
+    expect(reloaded.error).toBeUndefined();
+    expect(transcript(reloaded.messages).slice(-2)).toEqual([
+      'user: right after the reload',
+      'assistant: Echo: right after the reload',
+    ]);
+    second.close();
+  });
+});

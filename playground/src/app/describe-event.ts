@@ -21,6 +21,8 @@ export function describeEvent(event: SessionEvent): string {
       return event.reason ?? '';
     case 'trimmed-cursor':
       return `cursor ${event.cursor} trimmed, resumed at ${event.firstSeqNum}`;
+    case 'session-replaced':
+      return `the server no longer knew ${event.previousSessionId ?? 'the session'}; now ${event.sessionId ?? 'a new one'}`;
     case 'upgrade-required':
       return `seq ${event.seqNum}`;
     case 'error':
