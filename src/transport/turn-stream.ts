@@ -172,6 +172,11 @@ export class TurnStream {
    */
   private othersUntil: number | undefined;
   private othersHeld: UIMessageChunk[] = [];
+  /**
+   * Data chunks skipped as an earlier turn's since the last turn-complete, while nothing was
+   * shown: if the turn-complete that follows is this send's by seq, they were its reply.
+   */
+  private skippedAsEarlier: UIMessageChunk[] = [];
   private completedInEventId: number | undefined;
   /** Highest `seq_num` read through the turn-complete and the command records right after it. */
   private cleanEnd: number | undefined;
@@ -603,6 +608,8 @@ export class TurnStream {
     if (record.kind === 'data') {
       const chunk = record.chunk;
       if (this.earlierOpen || this.earlierStarts > 0) {
+        // Kept until a turn-complete tells by seq whose they were (see `skippedAsEarlier`).
+        if (!this.firstChunkSeen) this.skippedAsEarlier.push(chunk);
         if (chunk.type !== 'start') return undefined;
         if (this.earlierRestarting) {
           this.earlierRestarting = false;
@@ -614,6 +621,7 @@ export class TurnStream {
           return undefined;
         }
         this.earlierOpen = false;
+        this.skippedAsEarlier = [];
       }
       this.emitFresh(chunk);
       return undefined;
@@ -627,10 +635,18 @@ export class TurnStream {
         phase.queued.push(record);
         return undefined;
       }
-      const ours =
-        inEventId !== undefined && this.appendSeq !== undefined
-          ? inEventId >= this.appendSeq
-          : !this.earlierOpen && this.earlierStarts === 0;
+      const provenBySeq = inEventId !== undefined && this.appendSeq !== undefined;
+      const ours = provenBySeq
+        ? inEventId >= (this.appendSeq as number)
+        : !this.earlierOpen && this.earlierStarts === 0;
+      const skipped = this.skippedAsEarlier;
+      this.skippedAsEarlier = [];
+      if (ours && provenBySeq && !this.firstChunkSeen) {
+        // The edge rules took this reply for an earlier turn's (a stopped send that was never
+        // stored, a live mark whose run never wrote again); its turn-complete proves by seq
+        // that it was this send's: it is shown, late but whole, instead of lost.
+        for (const chunk of skipped) this.emitFresh(chunk);
+      }
       if (!ours) {
         if (!this.earlierOpen && this.earlierStarts > 0) this.earlierStarts--; // a turn with no content
         this.earlierOpen = false;
@@ -853,6 +869,7 @@ export class TurnStream {
     this.resolveEdge();
     this.wakeProducer();
     this.othersHeld = [];
+    this.skippedAsEarlier = [];
     const { client } = this.options;
     this.options.onEnd?.(outcome);
     switch (outcome) {

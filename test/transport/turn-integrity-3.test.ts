@@ -563,3 +563,30 @@ describe('beyond the list: a send right after a resume that found nothing live',
     second.close();
   });
 });
+
+describe('item 5: stopping a send that waits out a 429', () => {
+  it('the next message shows its own reply (the refused attempt never made a turn)', async () => {
+    const chatId = uniqueChatId('stop-during-429');
+    let appendsOut = 0;
+    const counting: typeof fetch = async (input, init) => {
+      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      if (url.pathname.endsWith('/in/append')) appendsOut++;
+      return fetch(input, init);
+    };
+    const { transport } = transportFor('echo', { fetch: counting });
+    await transport.preload(chatId);
+    server.faults.failAppends(1, 429, { resetInMs: 30_000 });
+    const chat = new TestChat({ id: chatId, transport });
+    const waiting = chat.sendMessage({ text: 'held by a rate limit' });
+    await waitFor(() => appendsOut === 1, 5_000, 'the refused attempt');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await chat.stop();
+    await waiting;
+    server.faults.reset();
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the stop is stored
+    await chat.sendMessage({ text: 'next' });
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages).slice(-2)).toEqual(['user: next', 'assistant: Echo: next']);
+    transport.close();
+  });
+});
