@@ -67,8 +67,22 @@ export function serializeAppend(chunk: ChatInputChunk<never> | ChatInputChunk): 
   return body;
 }
 
-export function validateExternalId(value: unknown, field = 'externalId'): void {
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * An id that becomes one URL path segment: `.` and `..` would be resolved as dot segments
+ * (the request reaching another path, with its credential), and a lone surrogate cannot be
+ * percent-encoded at all (`encodeURIComponent` throws `URIError`).
+ */
+export function validatePathSegment(value: unknown, field: string): asserts value is string {
   if (typeof value !== 'string' || value === '') invalid(field, 'must be a non-empty string');
+  if (value === '.' || value === '..') invalid(field, `must not be "${value}"`);
+  if (LONE_SURROGATE.test(value)) invalid(field, 'must be well-formed Unicode (it has a lone surrogate)');
+}
+
+export function validateExternalId(value: unknown, field = 'externalId'): void {
+  validatePathSegment(value, field);
   if (value.startsWith(SESSION_ID_PREFIX)) invalid(field, `must not start with "${SESSION_ID_PREFIX}"`);
 }
 

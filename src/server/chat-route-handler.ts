@@ -105,9 +105,25 @@ export function createChatRouteHandler(
     return input;
   }
 
+  /**
+   * The session of (this route's task, chat id), by its `session_*` id: a bare chat id may
+   * name another task's session with the same external id. The create is idempotent; null
+   * when the session is already closed (closing is idempotent too).
+   */
+  async function sessionOfThisTask(request: Request, chatId: string): Promise<string | null> {
+    try {
+      const input = await createInput(request, chatId, undefined);
+      return (await api().create(input, { signal: request.signal })).id;
+    } catch (error) {
+      if (isDurableChatError(error) && error.code === 'SESSION_CLOSED') return null;
+      throw error;
+    }
+  }
+
   async function perform(request: Request, body: ChatRouteRequest): Promise<Response> {
     if (body.action === 'close') {
-      await api().close(body.chatId, body.reason, { signal: request.signal });
+      const sessionId = await sessionOfThisTask(request, body.chatId);
+      if (sessionId !== null) await api().close(sessionId, body.reason, { signal: request.signal });
       return jsonResponse({ closed: true } satisfies ChatRouteCloseResponse);
     }
     const input = await createInput(request, body.chatId, body.clientData);

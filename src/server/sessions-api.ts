@@ -3,7 +3,11 @@ import { ProtocolError } from '../errors/protocol-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import { SESSION_TYPE } from '../protocol/limits.js';
 import type { CreateSessionRequest, CreateSessionResponse, SessionRow } from '../protocol/types.js';
-import { validateCloseReason, validateCreateSessionRequest } from '../protocol/validate.js';
+import {
+  validateCloseReason,
+  validateCreateSessionRequest,
+  validatePathSegment,
+} from '../protocol/validate.js';
 import { requestUpstream, type UpstreamContext } from './request-upstream.js';
 import { type RetryOptions, resolveRetryOptions } from './retry-delay.js';
 
@@ -130,9 +134,7 @@ export function createSessionsApi(options: SessionsApiOptions): SessionsApi {
   return {
     create,
     async close(sessionId, reason, requestOptions) {
-      if (typeof sessionId !== 'string' || sessionId === '') {
-        throw new ValidationError({ field: 'sessionId', message: 'sessionId: must be a non-empty string' });
-      }
+      validatePathSegment(sessionId, 'sessionId');
       validateCloseReason(reason);
       const { body } = await requestUpstream(context, {
         path: `/api/v1/sessions/${encodeURIComponent(sessionId)}/close`,
