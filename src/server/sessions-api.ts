@@ -8,6 +8,7 @@ import {
   validateCreateSessionRequest,
   validatePathSegment,
 } from '../protocol/validate.js';
+import { isWellFormedSecretKey } from './redact-secret.js';
 import { requestUpstream, type UpstreamContext } from './request-upstream.js';
 import { type RetryOptions, resolveRetryOptions } from './retry-delay.js';
 
@@ -94,6 +95,14 @@ function readCreateResponse<M extends UIMessage>(body: unknown): CreateSessionRe
 function resolveContext(options: SessionsApiOptions): UpstreamContext {
   if (typeof options.secretKey !== 'string' || options.secretKey.trim() === '') {
     throw new ValidationError({ field: 'secretKey', message: 'secretKey: must be a non-empty string' });
+  }
+  if (!isWellFormedSecretKey(options.secretKey)) {
+    // The message names the problem, never the value: the key must not reach a log.
+    throw new ValidationError({
+      field: 'secretKey',
+      message:
+        'secretKey: must be visible ASCII with no whitespace or control characters (check for a stray newline)',
+    });
   }
   let url: URL;
   try {
