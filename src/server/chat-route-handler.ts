@@ -8,6 +8,7 @@ import {
   type ChatRouteTokenResponse,
   parseChatRouteRequest,
 } from '../route-client/route-protocol.js';
+import { callAuthorize } from './authorize-call.js';
 import { readBodyText } from './read-body-text.js';
 import type { RetryOptions } from './retry-delay.js';
 import { errorResponse, jsonResponse, mapUpstreamFailure } from './route-responses.js';
@@ -35,9 +36,16 @@ export interface ChatRouteHandlerOptions {
   taskIdentifier: string;
   /**
    * Decides whether the caller may act on this chat. Read cookies or headers from
-   * `request`; its body has already been read. `false` answers 403.
+   * `request`; its body has already been read. Only `true` allows; `false` answers 403, and
+   * so does any other value (`'false'`, `{}`, `undefined`), which is also reported to
+   * `onError` as an `INVALID_INPUT` error with `field: 'authorize'`.
    */
   authorize(request: Request, chatId: string, action: ChatRouteAction): boolean | Promise<boolean>;
+  /**
+   * Deadline of one `authorize` call in ms. Default 10000. Past it the request is not
+   * allowed: 503 `AUTHORIZE_TIMEOUT`, and the `SERVER_ERROR` goes to `onError`.
+   */
+  authorizeTimeoutMs?: number;
   /** Extra create fields, per request. `clientData` is what the browser sent. */
   createOptions?(
     request: Request,
@@ -79,6 +87,7 @@ export function createChatRouteHandler(
   };
   const maxBodyBytes = options.maxBodyBytes ?? 65_536;
   const onError = options.onError ?? logError;
+  const authorizeTimeoutMs = options.authorizeTimeoutMs ?? 10_000;
 
   async function createInput(
     request: Request,
@@ -169,7 +178,16 @@ export function createChatRouteHandler(
     }
     const context = { action: body.action, chatId: body.chatId };
     try {
-      if (!(await options.authorize(request, body.chatId, body.action))) {
+      const authorized = await callAuthorize(
+        () => options.authorize(request, body.chatId, body.action),
+        authorizeTimeoutMs,
+      );
+      if (authorized.kind === 'timed-out') {
+        onError(authorized.error, context);
+        return errorResponse(503, 'AUTHORIZE_TIMEOUT', 'authorization did not answer in time; retry later');
+      }
+      if (authorized.kind === 'denied') {
+        if (authorized.problem !== undefined) onError(authorized.problem, context);
         return errorResponse(403, 'FORBIDDEN', 'not allowed for this chat');
       }
       return await perform(request, body);

@@ -13,6 +13,7 @@ export type ChatRouteErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
+  | 'AUTHORIZE_TIMEOUT'
   | 'UPSTREAM_ERROR';
 
 // Tokens travel in these bodies: no cache may keep them.
