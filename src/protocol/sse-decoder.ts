@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ProtocolError } from '../errors/protocol-error.js';
+import { MAX_SSE_EVENT_CHARS } from './limits.js';
 import type { OutRecord, RecordHeader, StreamTail } from './types.js';
 
 /** What the `.out` SSE stream yields, in arrival order. */
@@ -115,8 +116,15 @@ function parsePing(data: string): { timestamp: number | undefined; tail: StreamT
  * character split across reads survives. The SSE `id:` line is ignored on purpose: the
  * cursor is each record's `seq_num`.
  */
-export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): OutStreamDecoder {
+export function createOutStreamDecoder(
+  emit: (event: OutStreamEvent) => void,
+  options: { maxEventChars?: number } = {},
+): OutStreamDecoder {
+  const maxEventChars = options.maxEventChars ?? MAX_SSE_EVENT_CHARS;
   const report = (error: ProtocolError) => emit({ type: 'protocol-error', error });
+  // Past the limit the rest of this connection is unreadable: it is reported, then ended as
+  // the server's `error` event ends one (the reader resumes from its cursor on a new one).
+  let overflowed = false;
   const onEvent = (message: EventSourceMessage) => {
     switch (message.event) {
       case 'batch': {
@@ -148,14 +156,28 @@ export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): O
   };
   const parser = createParser({
     onEvent,
-    onError: (error) =>
+    maxBufferSize: maxEventChars,
+    onError: (error) => {
+      if (error.type === 'max-buffer-size-exceeded') {
+        overflowed = true;
+        report(
+          new ProtocolError({
+            code: 'EVENT_TOO_LARGE',
+            message: `an SSE event passed ${maxEventChars} characters without ending; the connection is dropped`,
+            cause: error,
+          }),
+        );
+        emit({ type: 'error', message: 'event too large' });
+        return;
+      }
       report(
         new ProtocolError({
           code: 'UNEXPECTED_RESPONSE',
           message: `SSE syntax: ${error.message}`,
           cause: error,
         }),
-      ),
+      );
+    },
   });
   const text = new TextDecoder('utf-8');
   // A CR at the very end of the input may still be the first half of a CRLF, so the parser
@@ -163,7 +185,7 @@ export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): O
   let endsWithCarriageReturn = false;
   let atStart = true;
   const feed = (decoded: string) => {
-    if (decoded === '') return;
+    if (decoded === '' || overflowed) return;
     atStart = false;
     endsWithCarriageReturn = decoded.charCodeAt(decoded.length - 1) === 13;
     parser.feed(decoded);
@@ -177,9 +199,10 @@ export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): O
     },
     end() {
       feed(text.decode());
-      if (endsWithCarriageReturn) parser.feed('\n');
+      if (endsWithCarriageReturn && !overflowed) parser.feed('\n');
       endsWithCarriageReturn = false;
       atStart = true;
+      overflowed = false;
       parser.reset({ consume: false });
     },
   };
