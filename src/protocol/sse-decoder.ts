@@ -97,6 +97,18 @@ export function parseBatchData(
   return { records, tail: readTail((parsed as { tail?: unknown }).tail) };
 }
 
+/**
+ * The tail is the next `seq_num` the stream will write (the wire notes: caught up when
+ * `highest + 1 === tail`), so no record the batch carries is past it; a tail that names the
+ * last record instead is tolerated. A record past it (a `seq_num` of 2^53-1, say) would become
+ * the cursor and make every later record look already seen: the whole batch is refused.
+ */
+function recordBeyondTail(records: OutRecord[], tail: StreamTail | undefined): OutRecord | undefined {
+  if (tail === undefined) return undefined;
+  for (const record of records) if (record.seq_num > tail.seq_num) return record;
+  return undefined;
+}
+
 function parsePing(data: string): { timestamp: number | undefined; tail: StreamTail | undefined } {
   try {
     const parsed = JSON.parse(data) as { timestamp?: unknown; tail?: unknown } | null;
@@ -122,14 +134,34 @@ export function createOutStreamDecoder(
 ): OutStreamDecoder {
   const maxEventChars = options.maxEventChars ?? MAX_SSE_EVENT_CHARS;
   const report = (error: ProtocolError) => emit({ type: 'protocol-error', error });
-  // Past the limit the rest of this connection is unreadable: it is reported, then ended as
-  // the server's `error` event ends one (the reader resumes from its cursor on a new one).
-  let overflowed = false;
+  // A connection that cannot be read on safely (an event past the buffer limit, a batch that
+  // contradicts itself) is reported, then ended as the server's `error` event ends one: the
+  // reader resumes from its cursor, which nothing in the abandoned input has moved.
+  let abandoned = false;
+  const abandon = (error: ProtocolError, reason: string) => {
+    abandoned = true;
+    report(error);
+    emit({ type: 'error', message: reason });
+  };
   const onEvent = (message: EventSourceMessage) => {
+    if (abandoned) return;
     switch (message.event) {
       case 'batch': {
         const batch = parseBatchData(message.data, report);
-        if (batch !== undefined) emit({ type: 'batch', records: batch.records, tail: batch.tail });
+        if (batch === undefined) return;
+        const beyond = recordBeyondTail(batch.records, batch.tail);
+        if (beyond !== undefined) {
+          abandon(
+            new ProtocolError({
+              code: 'MALFORMED_BATCH',
+              seqNum: beyond.seq_num,
+              message: `a record's seq_num ${beyond.seq_num} is past the batch's own tail ${batch.tail?.seq_num}; the batch is not applied`,
+            }),
+            'batch contradicts its tail',
+          );
+          return;
+        }
+        emit({ type: 'batch', records: batch.records, tail: batch.tail });
         return;
       }
       case 'ping':
@@ -159,15 +191,14 @@ export function createOutStreamDecoder(
     maxBufferSize: maxEventChars,
     onError: (error) => {
       if (error.type === 'max-buffer-size-exceeded') {
-        overflowed = true;
-        report(
+        abandon(
           new ProtocolError({
             code: 'EVENT_TOO_LARGE',
             message: `an SSE event passed ${maxEventChars} characters without ending; the connection is dropped`,
             cause: error,
           }),
+          'event too large',
         );
-        emit({ type: 'error', message: 'event too large' });
         return;
       }
       report(
@@ -185,7 +216,7 @@ export function createOutStreamDecoder(
   let endsWithCarriageReturn = false;
   let atStart = true;
   const feed = (decoded: string) => {
-    if (decoded === '' || overflowed) return;
+    if (decoded === '' || abandoned) return;
     atStart = false;
     endsWithCarriageReturn = decoded.charCodeAt(decoded.length - 1) === 13;
     parser.feed(decoded);
@@ -199,10 +230,10 @@ export function createOutStreamDecoder(
     },
     end() {
       feed(text.decode());
-      if (endsWithCarriageReturn && !overflowed) parser.feed('\n');
+      if (endsWithCarriageReturn && !abandoned) parser.feed('\n');
       endsWithCarriageReturn = false;
       atStart = true;
-      overflowed = false;
+      abandoned = false;
       parser.reset({ consume: false });
     },
   };

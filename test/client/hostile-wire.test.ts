@@ -70,6 +70,21 @@ function endlessEvent(response: ServerResponse): void {
   response.on('close', () => clearInterval(trickle));
 }
 
+/** Adds a record with an absurd `seq_num` to the first batch that carries records (its tail kept). */
+function absurdSeqOnce(): (frame: string) => string {
+  let done = false;
+  return (frame) => {
+    const match = /^data: (.*)$/m.exec(frame);
+    if (done || !frame.startsWith('event: batch') || match?.[1] === undefined) return frame;
+    const data = JSON.parse(match[1]) as { records: { seq_num: number }[]; tail?: unknown };
+    const last = data.records.at(-1);
+    if (last === undefined) return frame;
+    done = true;
+    data.records.push({ ...last, seq_num: Number.MAX_SAFE_INTEGER });
+    return frame.replace(match[0], `data: ${JSON.stringify(data)}`);
+  };
+}
+
 describe('a hostile or broken wire', () => {
   it('an SSE event over the buffer limit is a typed EVENT_TOO_LARGE error; the read reconnects and finishes the turn', async () => {
     const { client, chatId, events } = makeClient();
@@ -82,4 +97,19 @@ describe('a hostile or broken wire', () => {
     expect(replyOf(items)).toContain('still here?');
     client.close();
   }, 15_000);
+
+  it("a seq_num past the batch's own tail is a typed MALFORMED_BATCH error that does not move the cursor", async () => {
+    const { client, chatId, events } = makeClient();
+    await client.preload();
+    proxy.outScripts = [{ kind: 'rewrite', frame: absurdSeqOnce() }];
+    await client.append(userMessageChunk({ chatId, message: userMessage('count on me') }));
+    const items = await readTurn(client);
+    expect(errorCodes(events)).toContain('MALFORMED_BATCH');
+    expect(replyOf(items)).toContain('count on me');
+    expect(items.some((item) => item.kind !== 'trimmed' && item.seqNum === Number.MAX_SAFE_INTEGER)).toBe(
+      false,
+    );
+    expect(client.getState().lastEventId).toBeLessThan(1000);
+    client.close();
+  });
 });

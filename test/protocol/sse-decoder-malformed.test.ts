@@ -166,3 +166,20 @@ describe('an event over the buffer limit', () => {
     expect(events.at(-1)).toMatchObject({ type: 'batch', records: [{ seq_num: 2 }] });
   });
 });
+
+describe('a batch that contradicts its own tail', () => {
+  it('is refused whole (MALFORMED_BATCH with the seq_num) and ends the connection; records below the tail pass', () => {
+    const events: OutStreamEvent[] = [];
+    const decoder = createOutStreamDecoder((event) => events.push(event));
+    decoder.push(encodeBatchEvent({ records: [good(0), good(1)], tail: { seq_num: 2, timestamp: 0 } }));
+    decoder.push(
+      encodeBatchEvent({
+        records: [good(2), good(Number.MAX_SAFE_INTEGER)],
+        tail: { seq_num: 3, timestamp: 0 },
+      }),
+    );
+    decoder.push(goodBatch(3));
+    expect(events.map((event) => event.type)).toEqual(['batch', 'protocol-error', 'error']);
+    expect(events[1]).toMatchObject({ error: { code: 'MALFORMED_BATCH', seqNum: Number.MAX_SAFE_INTEGER } });
+  });
+});
