@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors/validation-error.js';
+import { jsonValueTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
 import {
   MAX_APPEND_BODY_BYTES,
   MAX_CLOSE_REASON_LENGTH,
@@ -19,6 +20,11 @@ import { utf8ByteLength } from './utf8.js';
 
 function invalid(field: string, message: string): never {
   throw new ValidationError({ field, message: `${field}: ${message}` });
+}
+
+/** Bad input, not a stack overflow somewhere later (reported as whatever caught it). */
+export function validateDepth(value: unknown, field: string): void {
+  if (jsonValueTooDeep(value)) invalid(field, `nests deeper than ${MAX_JSON_DEPTH} levels`);
 }
 
 function integerIn(field: string, value: unknown, min: number, max: number): void {
@@ -44,7 +50,17 @@ export function measureAppend(body: string): AppendSize {
  * record (JSON escaping can double a body full of quotes or backslashes). Returns the body.
  */
 export function serializeAppend(chunk: ChatInputChunk<never> | ChatInputChunk): string {
-  const body = JSON.stringify(chunk);
+  validateDepth(chunk, 'body');
+  let body: string;
+  try {
+    body = JSON.stringify(chunk);
+  } catch (cause) {
+    // A cycle, a BigInt, or nesting reached through shared objects: the input, not the network.
+    throw new ValidationError({
+      field: 'body',
+      message: `body: cannot be serialised as JSON (${cause instanceof Error ? cause.message : String(cause)})`,
+    });
+  }
   const { bodyBytes, storedBytes } = measureAppend(body);
   if (bodyBytes > MAX_APPEND_BODY_BYTES) {
     throw new ValidationError({
@@ -142,6 +158,7 @@ const FIRST_RUN_TRIGGERS = new Set(['preload', 'submit-message']);
 export function validateCreateSessionRequest(value: unknown): asserts value is CreateSessionRequest {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     invalid('body', 'must be a JSON object');
+  validateDepth(value, 'body');
   const request = value as Record<string, unknown>;
   if (request.type !== SESSION_TYPE) invalid('type', `must be "${SESSION_TYPE}"`);
   if (typeof request.taskIdentifier !== 'string' || request.taskIdentifier === '') {
@@ -218,6 +235,7 @@ export function validateMessageShape(value: unknown, field = 'message'): void {
 export function validateInputChunk(value: unknown): asserts value is ChatInputChunk {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     invalid('body', 'must be a JSON object');
+  validateDepth(value, 'body');
   const chunk = value as Record<string, unknown>;
   if (chunk.kind === 'stop') {
     if (chunk.message !== undefined && typeof chunk.message !== 'string')

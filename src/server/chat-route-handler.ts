@@ -1,4 +1,5 @@
 import { isDurableChatError } from '../errors/durable-chat-error.js';
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
 import type { TriggerConfig } from '../protocol/types.js';
 import {
   type ChatRouteAction,
@@ -167,6 +168,9 @@ export function createChatRouteHandler(
     const text = await readBodyText(request, maxBodyBytes);
     if (text === undefined) {
       return errorResponse(413, 'PAYLOAD_TOO_LARGE', `the body is over ${maxBodyBytes} bytes`);
+    }
+    if (jsonTextTooDeep(text)) {
+      return errorResponse(400, 'INVALID_INPUT', `body: nests deeper than ${MAX_JSON_DEPTH} levels`);
     }
     let body: ChatRouteRequest;
     try {
