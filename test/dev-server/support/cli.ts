@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 
-/** A `durable-chat dev` process, started as a user starts it (from source, through tsx). */
+/** A `durable-chat dev` process, started as a user starts it: the package's bin, `dist/cli.js`. */
 export interface CliProcess {
   url: string;
   secretKey: string;
@@ -11,7 +11,8 @@ export interface CliProcess {
 }
 
 export function startCli(args: string[]): Promise<CliProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev-server/cli.ts', ...args], {
+  // vitest's globalSetup (scripts/ensure-build.mjs) rebuilds dist/ when src/ is newer.
+  const child = spawn(process.execPath, ['dist/cli.js', ...args], {
     cwd: process.cwd(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
