@@ -22,6 +22,7 @@ export {
   parsePersistedRecord,
   type SessionPersistence,
 } from './persistence.js';
+export { scopedChatKey, scopedPersistence } from './persistence-scope.js';
 export type { ReadOutItem, TrimmedNotice } from './read-out-iterable.js';
 export {
   backoffDelay,

@@ -33,7 +33,9 @@ export function toPersistedRecord(state: ChatSessionState): PersistedChatRecord 
     version: 1,
     chatId: state.chatId,
     sessionId: state.sessionId,
-    publicAccessToken: state.token,
+    // A closed session's token is worth nothing to the chat and something to whoever reads
+    // the storage next: it is not kept. The closed marker stays, for other tabs and reloads.
+    publicAccessToken: state.closed ? undefined : state.token,
     lastEventId: state.lastEventId,
     turnLive: state.turnLive,
     turnStored: state.turnStored,

@@ -33,6 +33,8 @@ export interface DevServerOptions {
   peekCloseMs?: number;
   /** Most records in one `batch` event. Default 1000. */
   maxBatchRecords?: number;
+  /** Most `.out` long polls open at once per session (one token); more answer 429. Default 16. */
+  maxStreamsPerSession?: number;
   /** Agent failures and I/O errors go here. Default: `console.warn`. */
   logger?: DevServerLogger;
   /** Clock for token issue and expiry (tests move time instead of sleeping). Default `Date.now`. */
@@ -57,6 +59,7 @@ export interface ResolvedDevServerOptions {
   objectStore: 'memory' | { dir: string } | ObjectStore;
   peekCloseMs: number;
   maxBatchRecords: number;
+  maxStreamsPerSession: number;
   logger: DevServerLogger;
   clock: () => number;
   wire: WireOptions;
@@ -83,6 +86,7 @@ export function resolveOptions(
     objectStore: options.objectStore ?? 'memory',
     peekCloseMs: options.peekCloseMs ?? 1000,
     maxBatchRecords: options.maxBatchRecords ?? 1000,
+    maxStreamsPerSession: options.maxStreamsPerSession ?? 16,
     logger: options.logger ?? consoleLogger,
     clock: options.clock ?? Date.now,
     wire: {

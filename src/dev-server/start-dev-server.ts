@@ -2,6 +2,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createDevServerApp, type DevServerApp } from './app.js';
+import {
+  type ConnectionLimits,
+  closeSilentConnections,
+  DEFAULT_CONNECTION_LIMITS,
+  serverOptionsFor,
+} from './connection-limits.js';
 import type { Faults } from './faults.js';
 import type { SessionInfo } from './inspect.js';
 import type { DevServerOptions } from './options.js';
@@ -11,6 +17,10 @@ export interface StartDevServerOptions extends DevServerOptions {
   port?: number;
   /** Default `127.0.0.1`. */
   host?: string;
+  /** A connection that sends no byte within this is closed. Default 10000 ms. */
+  idleConnectionTimeoutMs?: number;
+  /** A request's headers and body must arrive within this (then 408). Default 30000 ms. */
+  requestTimeoutMs?: number;
 }
 
 export interface DevServer {
@@ -32,9 +42,15 @@ export interface DevServer {
   close(): Promise<void>;
 }
 
-function listen(app: DevServerApp, port: number, host: string): Promise<Server> {
+function listen(app: DevServerApp, port: number, host: string, limits: ConnectionLimits): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.app.fetch, port, hostname: host }) as Server;
+    const server = serve({
+      fetch: app.app.fetch,
+      port,
+      hostname: host,
+      serverOptions: serverOptionsFor(limits),
+    }) as Server;
+    closeSilentConnections(server, limits);
     server.once('error', reject);
     server.once('listening', () => {
       server.off('error', reject);
@@ -57,8 +73,13 @@ function formatUrl(host: string, port: number): string {
 /** Starts the dev server on a real socket (port 0 picks a free one). */
 export async function startDevServer(options: StartDevServerOptions = {}): Promise<DevServer> {
   const host = options.host ?? '127.0.0.1';
+  const limits: ConnectionLimits = {
+    idleConnectionTimeoutMs:
+      options.idleConnectionTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.idleConnectionTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs,
+  };
   let app = createDevServerApp(options);
-  let server = await listen(app, options.port ?? 0, host);
+  let server = await listen(app, options.port ?? 0, host, limits);
   const port = (server.address() as AddressInfo).port;
   const url = formatUrl(host, port);
   return {
@@ -81,7 +102,7 @@ export async function startDevServer(options: StartDevServerOptions = {}): Promi
         app.dispose();
         app = createDevServerApp({ ...options, secretKey: app.secretKey });
       }
-      server = await listen(app, port, host);
+      server = await listen(app, port, host, limits);
     },
     async close() {
       await shut(server);

@@ -9,6 +9,7 @@ export type DurableChatErrorCode =
   | 'MALFORMED_BATCH'
   | 'MALFORMED_RECORD'
   | 'UNEXPECTED_RESPONSE'
+  | 'EVENT_TOO_LARGE'
   // bad input caught before sending
   | 'INVALID_INPUT'
   | 'PAYLOAD_TOO_LARGE'

@@ -1,6 +1,10 @@
 import { DurableChatError } from './durable-chat-error.js';
 
-export type ProtocolErrorCode = 'MALFORMED_BATCH' | 'MALFORMED_RECORD' | 'UNEXPECTED_RESPONSE';
+export type ProtocolErrorCode =
+  | 'MALFORMED_BATCH'
+  | 'MALFORMED_RECORD'
+  | 'UNEXPECTED_RESPONSE'
+  | 'EVENT_TOO_LARGE';
 
 /** The server sent something the protocol does not allow. Never retried as-is. */
 export class ProtocolError extends DurableChatError {

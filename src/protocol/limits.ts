@@ -4,6 +4,13 @@ export const MIB = 1024 * 1024;
 export const MAX_APPEND_BODY_BYTES = MIB;
 /** Ceiling on the stored `.in` record, which wraps the body in JSON (escapes can double it). */
 export const MAX_STORED_RECORD_BYTES = MIB;
+/**
+ * Most characters the client buffers for one `.out` SSE event (an unterminated line or a
+ * multi-line event). A stored record is at most about 1 MiB (2 MiB once JSON-escaped in a
+ * batch) and the service's stream store reads about 1 MiB per batch: 16 MiB leaves room for
+ * a server that batches more, and still bounds what a hostile or broken wire can pin.
+ */
+export const MAX_SSE_EVENT_CHARS = 16 * MIB;
 export const MAX_SESSION_TAGS = 10;
 export const MIN_MAX_ATTEMPTS = 1;
 export const MAX_MAX_ATTEMPTS = 10;

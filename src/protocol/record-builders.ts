@@ -12,6 +12,24 @@ export function dataRecord<CHUNK = UIMessageChunk>(
   return { seq_num: seqNum, timestamp, body: JSON.stringify({ data: chunk, id: partId }), headers: [] };
 }
 
+/**
+ * `dataRecord` for a chunk already serialised (`JSON.stringify(chunk)`): the same body, built
+ * without a second pass over the chunk, so a writer can serialise where a failure is catchable.
+ */
+export function dataRecordFromJson(
+  seqNum: number,
+  timestamp: number,
+  chunkJson: string,
+  partId: string,
+): OutRecord {
+  return {
+    seq_num: seqNum,
+    timestamp,
+    body: `{"data":${chunkJson},"id":${JSON.stringify(partId)}}`,
+    headers: [],
+  };
+}
+
 export function controlRecord(
   seqNum: number,
   timestamp: number,

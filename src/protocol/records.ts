@@ -1,6 +1,7 @@
 import type { UIMessageChunk } from 'ai';
 import { ProtocolError } from '../errors/protocol-error.js';
 import { CONTROL, LEGACY_CONTROL_PREFIX, RECORD_HEADER } from './headers.js';
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
 import type { OutRecord } from './types.js';
 
 export type ControlName = 'turn-complete' | 'upgrade-required' | (string & {});
@@ -109,6 +110,10 @@ export function classifyRecord<CHUNK = UIMessageChunk>(record: OutRecord): Class
     for (const [name, value] of headers) {
       if (name.toLowerCase() === RECORD_HEADER.control) return classifyControl(record, headers, value);
     }
+  }
+  // Refused before anything walks it: a deeper body would overflow a recursive consumer.
+  if (jsonTextTooDeep(record.body)) {
+    return malformed(record, `body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   let parsed: unknown;
   try {

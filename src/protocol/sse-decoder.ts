@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ProtocolError } from '../errors/protocol-error.js';
+import { MAX_SSE_EVENT_CHARS } from './limits.js';
 import type { OutRecord, RecordHeader, StreamTail } from './types.js';
 
 /** What the `.out` SSE stream yields, in arrival order. */
@@ -96,6 +97,18 @@ export function parseBatchData(
   return { records, tail: readTail((parsed as { tail?: unknown }).tail) };
 }
 
+/**
+ * The tail is the next `seq_num` the stream will write (the wire notes: caught up when
+ * `highest + 1 === tail`), so no record the batch carries is past it; a tail that names the
+ * last record instead is tolerated. A record past it (a `seq_num` of 2^53-1, say) would become
+ * the cursor and make every later record look already seen: the whole batch is refused.
+ */
+function recordBeyondTail(records: OutRecord[], tail: StreamTail | undefined): OutRecord | undefined {
+  if (tail === undefined) return undefined;
+  for (const record of records) if (record.seq_num > tail.seq_num) return record;
+  return undefined;
+}
+
 function parsePing(data: string): { timestamp: number | undefined; tail: StreamTail | undefined } {
   try {
     const parsed = JSON.parse(data) as { timestamp?: unknown; tail?: unknown } | null;
@@ -115,13 +128,40 @@ function parsePing(data: string): { timestamp: number | undefined; tail: StreamT
  * character split across reads survives. The SSE `id:` line is ignored on purpose: the
  * cursor is each record's `seq_num`.
  */
-export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): OutStreamDecoder {
+export function createOutStreamDecoder(
+  emit: (event: OutStreamEvent) => void,
+  options: { maxEventChars?: number } = {},
+): OutStreamDecoder {
+  const maxEventChars = options.maxEventChars ?? MAX_SSE_EVENT_CHARS;
   const report = (error: ProtocolError) => emit({ type: 'protocol-error', error });
+  // A connection that cannot be read on safely (an event past the buffer limit, a batch that
+  // contradicts itself) is reported, then ended as the server's `error` event ends one: the
+  // reader resumes from its cursor, which nothing in the abandoned input has moved.
+  let abandoned = false;
+  const abandon = (error: ProtocolError, reason: string) => {
+    abandoned = true;
+    report(error);
+    emit({ type: 'error', message: reason });
+  };
   const onEvent = (message: EventSourceMessage) => {
+    if (abandoned) return;
     switch (message.event) {
       case 'batch': {
         const batch = parseBatchData(message.data, report);
-        if (batch !== undefined) emit({ type: 'batch', records: batch.records, tail: batch.tail });
+        if (batch === undefined) return;
+        const beyond = recordBeyondTail(batch.records, batch.tail);
+        if (beyond !== undefined) {
+          abandon(
+            new ProtocolError({
+              code: 'MALFORMED_BATCH',
+              seqNum: beyond.seq_num,
+              message: `a record's seq_num ${beyond.seq_num} is past the batch's own tail ${batch.tail?.seq_num}; the batch is not applied`,
+            }),
+            'batch contradicts its tail',
+          );
+          return;
+        }
+        emit({ type: 'batch', records: batch.records, tail: batch.tail });
         return;
       }
       case 'ping':
@@ -148,14 +188,27 @@ export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): O
   };
   const parser = createParser({
     onEvent,
-    onError: (error) =>
+    maxBufferSize: maxEventChars,
+    onError: (error) => {
+      if (error.type === 'max-buffer-size-exceeded') {
+        abandon(
+          new ProtocolError({
+            code: 'EVENT_TOO_LARGE',
+            message: `an SSE event passed ${maxEventChars} characters without ending; the connection is dropped`,
+            cause: error,
+          }),
+          'event too large',
+        );
+        return;
+      }
       report(
         new ProtocolError({
           code: 'UNEXPECTED_RESPONSE',
           message: `SSE syntax: ${error.message}`,
           cause: error,
         }),
-      ),
+      );
+    },
   });
   const text = new TextDecoder('utf-8');
   // A CR at the very end of the input may still be the first half of a CRLF, so the parser
@@ -163,7 +216,7 @@ export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): O
   let endsWithCarriageReturn = false;
   let atStart = true;
   const feed = (decoded: string) => {
-    if (decoded === '') return;
+    if (decoded === '' || abandoned) return;
     atStart = false;
     endsWithCarriageReturn = decoded.charCodeAt(decoded.length - 1) === 13;
     parser.feed(decoded);
@@ -177,9 +230,10 @@ export function createOutStreamDecoder(emit: (event: OutStreamEvent) => void): O
     },
     end() {
       feed(text.decode());
-      if (endsWithCarriageReturn) parser.feed('\n');
+      if (endsWithCarriageReturn && !abandoned) parser.feed('\n');
       endsWithCarriageReturn = false;
       atStart = true;
+      abandoned = false;
       parser.reset({ consume: false });
     },
   };

@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors/validation-error.js';
+import { jsonValueTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
 import {
   MAX_APPEND_BODY_BYTES,
   MAX_CLOSE_REASON_LENGTH,
@@ -19,6 +20,11 @@ import { utf8ByteLength } from './utf8.js';
 
 function invalid(field: string, message: string): never {
   throw new ValidationError({ field, message: `${field}: ${message}` });
+}
+
+/** Bad input, not a stack overflow somewhere later (reported as whatever caught it). */
+export function validateDepth(value: unknown, field: string): void {
+  if (jsonValueTooDeep(value)) invalid(field, `nests deeper than ${MAX_JSON_DEPTH} levels`);
 }
 
 function integerIn(field: string, value: unknown, min: number, max: number): void {
@@ -44,7 +50,17 @@ export function measureAppend(body: string): AppendSize {
  * record (JSON escaping can double a body full of quotes or backslashes). Returns the body.
  */
 export function serializeAppend(chunk: ChatInputChunk<never> | ChatInputChunk): string {
-  const body = JSON.stringify(chunk);
+  validateDepth(chunk, 'body');
+  let body: string;
+  try {
+    body = JSON.stringify(chunk);
+  } catch (cause) {
+    // A cycle, a BigInt, or nesting reached through shared objects: the input, not the network.
+    throw new ValidationError({
+      field: 'body',
+      message: `body: cannot be serialised as JSON (${cause instanceof Error ? cause.message : String(cause)})`,
+    });
+  }
   const { bodyBytes, storedBytes } = measureAppend(body);
   if (bodyBytes > MAX_APPEND_BODY_BYTES) {
     throw new ValidationError({
@@ -67,8 +83,22 @@ export function serializeAppend(chunk: ChatInputChunk<never> | ChatInputChunk): 
   return body;
 }
 
-export function validateExternalId(value: unknown, field = 'externalId'): void {
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * An id that becomes one URL path segment: `.` and `..` would be resolved as dot segments
+ * (the request reaching another path, with its credential), and a lone surrogate cannot be
+ * percent-encoded at all (`encodeURIComponent` throws `URIError`).
+ */
+export function validatePathSegment(value: unknown, field: string): asserts value is string {
   if (typeof value !== 'string' || value === '') invalid(field, 'must be a non-empty string');
+  if (value === '.' || value === '..') invalid(field, `must not be "${value}"`);
+  if (LONE_SURROGATE.test(value)) invalid(field, 'must be well-formed Unicode (it has a lone surrogate)');
+}
+
+export function validateExternalId(value: unknown, field = 'externalId'): void {
+  validatePathSegment(value, field);
   if (value.startsWith(SESSION_ID_PREFIX)) invalid(field, `must not start with "${SESSION_ID_PREFIX}"`);
 }
 
@@ -128,6 +158,7 @@ const FIRST_RUN_TRIGGERS = new Set(['preload', 'submit-message']);
 export function validateCreateSessionRequest(value: unknown): asserts value is CreateSessionRequest {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     invalid('body', 'must be a JSON object');
+  validateDepth(value, 'body');
   const request = value as Record<string, unknown>;
   if (request.type !== SESSION_TYPE) invalid('type', `must be "${SESSION_TYPE}"`);
   if (typeof request.taskIdentifier !== 'string' || request.taskIdentifier === '') {
@@ -204,6 +235,7 @@ export function validateMessageShape(value: unknown, field = 'message'): void {
 export function validateInputChunk(value: unknown): asserts value is ChatInputChunk {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     invalid('body', 'must be a JSON object');
+  validateDepth(value, 'body');
   const chunk = value as Record<string, unknown>;
   if (chunk.kind === 'stop') {
     if (chunk.message !== undefined && typeof chunk.message !== 'string')

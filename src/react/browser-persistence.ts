@@ -4,6 +4,7 @@ import {
   type PersistedChatRecord,
   type SessionPersistence,
 } from '../client/persistence.js';
+import { scopedChatKey, scopedKeyPrefix, scopedPersistence } from '../client/persistence-scope.js';
 
 /**
  * Where a chat's record (session id, token, cursor, live-turn start) survives a reload:
@@ -55,15 +56,45 @@ export interface ResolvedPersistence {
 export function resolvePersistence(
   option: PersistenceOption,
   prefix = DEFAULT_STORAGE_PREFIX,
+  scope?: string,
 ): ResolvedPersistence {
+  const scoped = (adapter: SessionPersistence) => scopedPersistence(adapter, scope);
   if (option === false) return { adapter: undefined, webStorage: undefined };
-  if (option === 'memory') return { adapter: memoryPersistence(pageMemory), webStorage: undefined };
-  if (option === 'session') return { adapter: sessionStoragePersistence({ prefix }), webStorage: undefined };
+  if (option === 'memory') return { adapter: scoped(memoryPersistence(pageMemory)), webStorage: undefined };
+  if (option === 'session')
+    return { adapter: scoped(sessionStoragePersistence({ prefix })), webStorage: undefined };
   if (option === 'local') {
     return {
-      adapter: localStoragePersistence({ prefix, storage: lateStorage('localStorage') }),
-      webStorage: { key: (chatId) => prefix + chatId, area: () => webStorage('localStorage') },
+      adapter: scoped(localStoragePersistence({ prefix, storage: lateStorage('localStorage') })),
+      webStorage: {
+        key: (chatId) => prefix + scopedChatKey(scope, chatId),
+        area: () => webStorage('localStorage'),
+      },
     };
   }
-  return { adapter: option, webStorage: undefined };
+  return { adapter: scoped(option), webStorage: undefined };
+}
+
+/**
+ * Removes persisted chat records (session ids, tokens, cursors) from localStorage,
+ * sessionStorage and page memory: those of `scope` (a user id given as `scope` to the hooks),
+ * or every record when `scope` is left out. Call it at sign-out, after the chats unmounted
+ * (a mounted chat writes its record again as it changes). A custom adapter is not reached:
+ * clear it yourself.
+ */
+export function clearPersistedSessions(scope?: string, options: { prefix?: string } = {}): void {
+  const prefix = options.prefix ?? DEFAULT_STORAGE_PREFIX;
+  const start = scope === undefined ? prefix : prefix + scopedKeyPrefix(scope);
+  for (const kind of ['localStorage', 'sessionStorage'] as const) {
+    const area = webStorage(kind) as Storage | undefined;
+    if (area === undefined) continue;
+    const keys: string[] = [];
+    for (let index = 0; index < area.length; index++) {
+      const key = area.key(index);
+      if (key?.startsWith(start)) keys.push(key);
+    }
+    for (const key of keys) area.removeItem(key);
+  }
+  const memoryStart = scope === undefined ? '' : scopedKeyPrefix(scope);
+  for (const key of [...pageMemory.keys()]) if (key.startsWith(memoryStart)) pageMemory.delete(key);
 }

@@ -68,7 +68,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.chatId = initial.chatId;
     this.placeholder = initialSessionState(this.chatId);
     this.clock = resolveEnvironment(initial.environment);
-    this.persistence = resolvePersistence(initial.persistence ?? 'local', initial.storagePrefix);
+    this.persistence = resolvePersistence(
+      initial.persistence ?? 'local',
+      initial.storagePrefix,
+      initial.scope,
+    );
     this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
       latestTransportOptions(
         () => this.options.current,

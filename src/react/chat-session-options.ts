@@ -12,6 +12,12 @@ export interface ChatSessionOptions extends Omit<SessionChatTransportOptions, 'p
   persistence?: PersistenceOption;
   /** Key prefix for `'local'` / `'session'` persistence. Default `durable-chat:`. */
   storagePrefix?: string;
+  /**
+   * Whose record this is, e.g. the signed-in user's id: part of the storage key, so a stored
+   * token is only used again by the same scope. Set it wherever two people may share a
+   * browser; without it records are keyed by chat id alone. Changing it switches sessions.
+   */
+  scope?: string;
   /** Closes the session on the app's server (e.g. `createRouteSessionCallbacks(...).closeSession`). Needed by `close()`. */
   closeSession?: (input: { chatId: string; reason?: string }) => Promise<void>;
   /** Tabs of one chat never both drive a turn. `false`: this tab acts alone. Default: Web Locks, else BroadcastChannel. */
@@ -69,5 +75,6 @@ export function sessionIdentity(options: ChatSessionOptions): string {
     options.taskIdentifier,
     persistence,
     options.storagePrefix,
+    options.scope,
   ]);
 }

@@ -1,6 +1,7 @@
 /** durable-chat/react: hooks over the core. The only entry that imports React. */
 export * from '../errors/index.js';
 export {
+  clearPersistedSessions,
   DEFAULT_STORAGE_PREFIX,
   type PersistenceOption,
   sessionStoragePersistence,

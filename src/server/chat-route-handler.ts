@@ -1,4 +1,5 @@
 import { isDurableChatError } from '../errors/durable-chat-error.js';
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
 import type { TriggerConfig } from '../protocol/types.js';
 import {
   type ChatRouteAction,
@@ -8,6 +9,7 @@ import {
   type ChatRouteTokenResponse,
   parseChatRouteRequest,
 } from '../route-client/route-protocol.js';
+import { callAuthorize } from './authorize-call.js';
 import { readBodyText } from './read-body-text.js';
 import type { RetryOptions } from './retry-delay.js';
 import { errorResponse, jsonResponse, mapUpstreamFailure } from './route-responses.js';
@@ -35,9 +37,16 @@ export interface ChatRouteHandlerOptions {
   taskIdentifier: string;
   /**
    * Decides whether the caller may act on this chat. Read cookies or headers from
-   * `request`; its body has already been read. `false` answers 403.
+   * `request`; its body has already been read. Only `true` allows; `false` answers 403, and
+   * so does any other value (`'false'`, `{}`, `undefined`), which is also reported to
+   * `onError` as an `INVALID_INPUT` error with `field: 'authorize'`.
    */
   authorize(request: Request, chatId: string, action: ChatRouteAction): boolean | Promise<boolean>;
+  /**
+   * Deadline of one `authorize` call in ms. Default 10000. Past it the request is not
+   * allowed: 503 `AUTHORIZE_TIMEOUT`, and the `SERVER_ERROR` goes to `onError`.
+   */
+  authorizeTimeoutMs?: number;
   /** Extra create fields, per request. `clientData` is what the browser sent. */
   createOptions?(
     request: Request,
@@ -79,6 +88,7 @@ export function createChatRouteHandler(
   };
   const maxBodyBytes = options.maxBodyBytes ?? 65_536;
   const onError = options.onError ?? logError;
+  const authorizeTimeoutMs = options.authorizeTimeoutMs ?? 10_000;
 
   async function createInput(
     request: Request,
@@ -105,9 +115,25 @@ export function createChatRouteHandler(
     return input;
   }
 
+  /**
+   * The session of (this route's task, chat id), by its `session_*` id: a bare chat id may
+   * name another task's session with the same external id. The create is idempotent; null
+   * when the session is already closed (closing is idempotent too).
+   */
+  async function sessionOfThisTask(request: Request, chatId: string): Promise<string | null> {
+    try {
+      const input = await createInput(request, chatId, undefined);
+      return (await api().create(input, { signal: request.signal })).id;
+    } catch (error) {
+      if (isDurableChatError(error) && error.code === 'SESSION_CLOSED') return null;
+      throw error;
+    }
+  }
+
   async function perform(request: Request, body: ChatRouteRequest): Promise<Response> {
     if (body.action === 'close') {
-      await api().close(body.chatId, body.reason, { signal: request.signal });
+      const sessionId = await sessionOfThisTask(request, body.chatId);
+      if (sessionId !== null) await api().close(sessionId, body.reason, { signal: request.signal });
       return jsonResponse({ closed: true } satisfies ChatRouteCloseResponse);
     }
     const input = await createInput(request, body.chatId, body.clientData);
@@ -143,6 +169,9 @@ export function createChatRouteHandler(
     if (text === undefined) {
       return errorResponse(413, 'PAYLOAD_TOO_LARGE', `the body is over ${maxBodyBytes} bytes`);
     }
+    if (jsonTextTooDeep(text)) {
+      return errorResponse(400, 'INVALID_INPUT', `body: nests deeper than ${MAX_JSON_DEPTH} levels`);
+    }
     let body: ChatRouteRequest;
     try {
       body = parseChatRouteRequest(JSON.parse(text));
@@ -153,7 +182,16 @@ export function createChatRouteHandler(
     }
     const context = { action: body.action, chatId: body.chatId };
     try {
-      if (!(await options.authorize(request, body.chatId, body.action))) {
+      const authorized = await callAuthorize(
+        () => options.authorize(request, body.chatId, body.action),
+        authorizeTimeoutMs,
+      );
+      if (authorized.kind === 'timed-out') {
+        onError(authorized.error, context);
+        return errorResponse(503, 'AUTHORIZE_TIMEOUT', 'authorization did not answer in time; retry later');
+      }
+      if (authorized.kind === 'denied') {
+        if (authorized.problem !== undefined) onError(authorized.problem, context);
         return errorResponse(403, 'FORBIDDEN', 'not allowed for this chat');
       }
       return await perform(request, body);

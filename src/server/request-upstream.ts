@@ -3,6 +3,7 @@ import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { httpErrorFromResponse } from '../errors/http-error.js';
 import { ProtocolError } from '../errors/protocol-error.js';
 import { deadlineSignal } from './deadline-signal.js';
+import { redactParsed, redactSecret } from './redact-secret.js';
 import { type ResolvedRetryOptions, retryDelay } from './retry-delay.js';
 
 export interface UpstreamContext {
@@ -27,11 +28,6 @@ export interface UpstreamResult {
   body: unknown;
 }
 
-/** Replaces every occurrence of the secret in text that came from elsewhere (a proxy's echo). */
-export function redactSecret(text: string, secret: string): string {
-  return secret === '' ? text : text.split(secret).join('[redacted]');
-}
-
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -50,10 +46,13 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false; cause: unknown } {
+function parseJson(
+  text: string,
+  secret: string,
+): { ok: true; value: unknown } | { ok: false; cause: unknown } {
   if (text === '') return { ok: true, value: undefined };
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: redactParsed(JSON.parse(text), secret) };
   } catch (cause) {
     return { ok: false, cause };
   }
@@ -89,7 +88,7 @@ async function attempt(context: UpstreamContext, call: UpstreamCall): Promise<Up
   } finally {
     deadline.dispose();
   }
-  const parsed = parseJson(redactSecret(text, context.secretKey));
+  const parsed = parseJson(redactSecret(text, context.secretKey), context.secretKey);
   if (!response.ok) {
     const body = parsed.ok ? parsed.value : undefined;
     throw httpErrorFromResponse({

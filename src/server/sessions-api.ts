@@ -3,8 +3,13 @@ import { ProtocolError } from '../errors/protocol-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import { SESSION_TYPE } from '../protocol/limits.js';
 import type { CreateSessionRequest, CreateSessionResponse, SessionRow } from '../protocol/types.js';
-import { validateCloseReason, validateCreateSessionRequest } from '../protocol/validate.js';
+import {
+  validateCloseReason,
+  validateCreateSessionRequest,
+  validatePathSegment,
+} from '../protocol/validate.js';
 import { explainRejection } from './explain-rejection.js';
+import { isWellFormedSecretKey } from './redact-secret.js';
 import { requestUpstream, type UpstreamContext } from './request-upstream.js';
 import { type RetryOptions, resolveRetryOptions } from './retry-delay.js';
 
@@ -92,6 +97,14 @@ function resolveContext(options: SessionsApiOptions): UpstreamContext {
   if (typeof options.secretKey !== 'string' || options.secretKey.trim() === '') {
     throw new ValidationError({ field: 'secretKey', message: 'secretKey: must be a non-empty string' });
   }
+  if (!isWellFormedSecretKey(options.secretKey)) {
+    // The message names the problem, never the value: the key must not reach a log.
+    throw new ValidationError({
+      field: 'secretKey',
+      message:
+        'secretKey: must be visible ASCII with no whitespace or control characters (check for a stray newline)',
+    });
+  }
   let url: URL;
   try {
     url = new URL(options.baseURL);
@@ -138,9 +151,7 @@ export function createSessionsApi(options: SessionsApiOptions): SessionsApi {
   return {
     create,
     async close(sessionId, reason, requestOptions) {
-      if (typeof sessionId !== 'string' || sessionId === '') {
-        throw new ValidationError({ field: 'sessionId', message: 'sessionId: must be a non-empty string' });
-      }
+      validatePathSegment(sessionId, 'sessionId');
       validateCloseReason(reason);
       const operation = 'close session';
       const { body } = await requestUpstream(context, {

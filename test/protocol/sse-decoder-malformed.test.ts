@@ -149,3 +149,37 @@ describe('other unexpected input', () => {
     });
   });
 });
+
+describe('an event over the buffer limit', () => {
+  it('is reported as EVENT_TOO_LARGE and ends the connection like an error event; end() makes the decoder usable again', () => {
+    const events: OutStreamEvent[] = [];
+    const decoder = createOutStreamDecoder((event) => events.push(event), { maxEventChars: 64 });
+    decoder.push(goodBatch(0));
+    decoder.push(`event: batch\ndata: ${'x'.repeat(40)}`);
+    decoder.push('y'.repeat(40));
+    decoder.push(goodBatch(1));
+    expect(events.map((event) => event.type)).toEqual(['batch', 'protocol-error', 'error']);
+    const reported = events[1];
+    expect(reported?.type === 'protocol-error' && reported.error.code).toBe('EVENT_TOO_LARGE');
+    decoder.end();
+    decoder.push(goodBatch(2));
+    expect(events.at(-1)).toMatchObject({ type: 'batch', records: [{ seq_num: 2 }] });
+  });
+});
+
+describe('a batch that contradicts its own tail', () => {
+  it('is refused whole (MALFORMED_BATCH with the seq_num) and ends the connection; records below the tail pass', () => {
+    const events: OutStreamEvent[] = [];
+    const decoder = createOutStreamDecoder((event) => events.push(event));
+    decoder.push(encodeBatchEvent({ records: [good(0), good(1)], tail: { seq_num: 2, timestamp: 0 } }));
+    decoder.push(
+      encodeBatchEvent({
+        records: [good(2), good(Number.MAX_SAFE_INTEGER)],
+        tail: { seq_num: 3, timestamp: 0 },
+      }),
+    );
+    decoder.push(goodBatch(3));
+    expect(events.map((event) => event.type)).toEqual(['batch', 'protocol-error', 'error']);
+    expect(events[1]).toMatchObject({ error: { code: 'MALFORMED_BATCH', seqNum: Number.MAX_SAFE_INTEGER } });
+  });
+});

@@ -3,7 +3,8 @@ import type { DevHono } from '../app.js';
 import type { DevServerContext } from '../context.js';
 import type { Faults } from '../faults.js';
 import { describeSession } from '../inspect.js';
-import { errorResponse, parseJson } from './responses.js';
+import { readCappedBody } from './read-capped-body.js';
+import { bodyTooLarge, errorResponse, MAX_REQUEST_BODY_BYTES, parseJson } from './responses.js';
 
 /** Fault methods the admin endpoint may call, with their positional arguments. */
 const FAULT_METHODS = [
@@ -46,9 +47,11 @@ export function mountAdminRoutes(app: DevHono, context: DevServerContext): void 
     if (!(await requireSecret(c.req.header(HEADER.authorization)))) {
       return errorResponse(c, 401, 'the admin endpoint needs the secret key');
     }
+    const text = await readCappedBody(c.req.raw, MAX_REQUEST_BODY_BYTES);
+    if (text === undefined) return bodyTooLarge(c);
     let body: { fault?: unknown; args?: unknown };
     try {
-      body = (parseJson(await c.req.text()) ?? {}) as { fault?: unknown; args?: unknown };
+      body = (parseJson(text) ?? {}) as { fault?: unknown; args?: unknown };
     } catch {
       return errorResponse(c, 400, 'body: not valid JSON', { code: 'BAD_REQUEST' });
     }

@@ -11,6 +11,7 @@ import { randomId } from '../ids.js';
 import { startRun } from '../runs/run.js';
 import { authorizeSession } from './authorize.js';
 import { hangUntilGone, holdUntilAnswered } from './hold-request.js';
+import { readCappedBody } from './read-capped-body.js';
 import { appendError, badRequestFrom, dropConnection, type ErrorStatus, parseJson } from './responses.js';
 
 type AppContext = Context<{ Bindings: Partial<HttpBindings> }>;
@@ -34,11 +35,11 @@ export function mountAppendRoute(app: DevHono, context: DevServerContext): void 
       await hangUntilGone(context, c.req.raw.signal);
       return dropConnection(c);
     }
-    const text = await c.req.text();
-    const size = measureAppend(text);
-    if (size.bodyBytes > MAX_APPEND_BODY_BYTES) {
-      return appendError(c, 413, `body is ${size.bodyBytes} bytes; the limit is ${MAX_APPEND_BODY_BYTES}`);
+    const text = await readCappedBody(c.req.raw, MAX_APPEND_BODY_BYTES);
+    if (text === undefined) {
+      return appendError(c, 413, `the body is over ${MAX_APPEND_BODY_BYTES} bytes, the limit`);
     }
+    const size = measureAppend(text);
     if (size.storedBytes > MAX_STORED_RECORD_BYTES) {
       return appendError(
         c,

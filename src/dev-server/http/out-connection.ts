@@ -56,6 +56,7 @@ export class OutConnection {
     this.unsubscribe = session.out.subscribe(() => this.schedule());
     sink.onClose(() => this.cleanup());
     options.registry.add(this);
+    session.streams.add(this);
   }
 
   /** Ends the stream now with `[DONE]` (the server is shutting down); a stalled one is cut. */
@@ -224,6 +225,7 @@ export class OutConnection {
   private cleanup(): void {
     this.finished = true;
     this.options.registry.delete(this);
+    this.session.streams.delete(this);
     clearInterval(this.pingTimer);
     clearTimeout(this.deadlineTimer);
     this.unsubscribe();

@@ -75,6 +75,16 @@ export function mountOutRoute(app: DevHono, context: DevServerContext): void {
       }
     }
     const session = authorized.session;
+    if (session.streams.size >= context.options.maxStreamsPerSession) {
+      // One token must not pin an unbounded number of sockets and timers on the server.
+      c.header('retry-after', '1');
+      return errorResponse(
+        c,
+        429,
+        `too many open .out streams for this session (${context.options.maxStreamsPerSession}); close one first`,
+        { code: 'TOO_MANY_STREAMS' },
+      );
+    }
     const plan = context.faults.takeOutPlan();
     if (plan.hang === true) {
       await hangUntilGone(context, c.req.raw.signal);

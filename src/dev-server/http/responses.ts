@@ -2,6 +2,7 @@ import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 import { isDurableChatError } from '../../errors/durable-chat-error.js';
 import { ValidationError } from '../../errors/validation-error.js';
+import { MAX_STORED_RECORD_BYTES } from '../../protocol/limits.js';
 
 /** Response headers a browser client must be able to read. */
 export const EXPOSED_HEADERS = [
@@ -77,4 +78,13 @@ export function dropConnection(c: Context<{ Bindings: Partial<HttpBindings> }>):
       },
     }),
   );
+}
+
+/** Create, close and the admin endpoint take no body larger than a stored record (1 MiB). */
+export const MAX_REQUEST_BODY_BYTES = MAX_STORED_RECORD_BYTES;
+
+export function bodyTooLarge(c: Context) {
+  return errorResponse(c, 413, `the body is over ${MAX_REQUEST_BODY_BYTES} bytes, the limit`, {
+    code: 'PAYLOAD_TOO_LARGE',
+  });
 }

@@ -14,7 +14,14 @@ import { startRun } from '../runs/run.js';
 import { Session } from '../store/session.js';
 import { sessionScopes } from '../tokens.js';
 import { authorizeSession } from './authorize.js';
-import { badRequestFrom, errorResponse, parseJson } from './responses.js';
+import { readCappedBody } from './read-capped-body.js';
+import {
+  badRequestFrom,
+  bodyTooLarge,
+  errorResponse,
+  MAX_REQUEST_BODY_BYTES,
+  parseJson,
+} from './responses.js';
 
 /** Cached create: sent fields are written to the row; a `basePayload.message` is dropped. */
 function applyCachedFields(row: SessionRow, request: CreateSessionRequest): void {
@@ -52,9 +59,11 @@ export function mountSessionRoutes(app: DevHono, context: DevServerContext): voi
   app.post('/api/v1/sessions', async (c) => {
     const principal = await context.tokens.authenticate(c.req.header(HEADER.authorization));
     if ('ok' in principal) return errorResponse(c, 401, `unauthorized: ${principal.reason}`);
+    const text = await readCappedBody(c.req.raw, MAX_REQUEST_BODY_BYTES);
+    if (text === undefined) return bodyTooLarge(c);
     let request: CreateSessionRequest;
     try {
-      const body = parseJson(await c.req.text());
+      const body = parseJson(text);
       validateCreateSessionRequest(body);
       request = body;
     } catch (error) {
@@ -131,9 +140,11 @@ export function mountSessionRoutes(app: DevHono, context: DevServerContext): voi
       errorResponse(ctx, status, error),
     );
     if (!authorized.ok) return authorized.response;
+    const text = await readCappedBody(c.req.raw, MAX_REQUEST_BODY_BYTES);
+    if (text === undefined) return bodyTooLarge(c);
     let reason: string | undefined;
     try {
-      const body = parseJson(await c.req.text()) as { reason?: unknown } | undefined;
+      const body = parseJson(text) as { reason?: unknown } | undefined;
       validateCloseReason(body?.reason);
       reason = body?.reason as string | undefined;
     } catch (error) {

@@ -4,6 +4,7 @@ import {
   commandRecord,
   controlRecord,
   dataRecord,
+  dataRecordFromJson,
   turnCompleteRecord,
 } from '../../protocol/record-builders.js';
 import type { DevServerContext } from '../context.js';
@@ -16,6 +17,16 @@ export function writeChunks(session: Session, chunks: readonly UIMessageChunk[])
   session.out.append(
     chunks.map(
       (chunk) => (seqNum: number, timestamp: number) => dataRecord(seqNum, timestamp, chunk, newPartId()),
+    ),
+  );
+}
+
+/** As `writeChunks`, for chunks the caller has already serialised with `JSON.stringify`. */
+export function writeSerialisedChunks(session: Session, chunksJson: readonly string[]): void {
+  session.out.append(
+    chunksJson.map(
+      (json) => (seqNum: number, timestamp: number) =>
+        dataRecordFromJson(seqNum, timestamp, json, newPartId()),
     ),
   );
 }

@@ -1,7 +1,8 @@
 import type { UIMessageChunk } from 'ai';
+import { ValidationError } from '../../errors/validation-error.js';
 import type { DevServerLogger } from '../logger.js';
 import type { Session } from '../store/session.js';
-import { writeChunks } from './out-writer.js';
+import { writeSerialisedChunks } from './out-writer.js';
 
 export interface PipeOptions {
   /** Aborted by stop, crash or upgrade: reading ends at once. */
@@ -35,14 +36,14 @@ export async function pipeChunks(
   options: PipeOptions,
 ): Promise<PipeResult> {
   const chunks: UIMessageChunk[] = [];
-  let pending: UIMessageChunk[] = [];
+  let pending: string[] = [];
   let flushScheduled = false;
   const flush = () => {
     flushScheduled = false;
     if (pending.length === 0) return;
     const batch = pending;
     pending = [];
-    writeChunks(session, batch);
+    writeSerialisedChunks(session, batch);
   };
   // One abort listener for the whole turn wakes whichever read is pending (racing every read
   // against one shared promise would pile a reaction per chunk onto it).
@@ -68,7 +69,9 @@ export async function pipeChunks(
       let chunk = next.value;
       if (chunk.type === 'start' && chunk.messageId === undefined)
         chunk = { ...chunk, messageId: options.messageId };
-      pending.push(chunk);
+      // Serialised here, not in the deferred flush: a chunk JSON cannot encode (a BigInt, a
+      // cycle) fails this turn instead of throwing where nothing catches it (the whole server).
+      pending.push(serialiseChunk(chunk));
       chunks.push(chunk);
       if (!flushScheduled) {
         flushScheduled = true;
@@ -91,4 +94,27 @@ export async function pipeChunks(
       ?.catch((error: unknown) => options.logger.warn('an agent stream failed while closing', error));
   }
   return result;
+}
+
+function serialiseChunk(chunk: UIMessageChunk): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(chunk);
+  } catch (cause) {
+    throw new ValidationError({
+      field: 'chunk',
+      message: `the agent wrote a ${describeType(chunk)} chunk that JSON cannot serialise (${cause instanceof Error ? cause.message : String(cause)})`,
+    });
+  }
+  if (json === undefined || !json.startsWith('{')) {
+    throw new ValidationError({
+      field: 'chunk',
+      message: 'the agent wrote a chunk that is not a JSON object',
+    });
+  }
+  return json;
+}
+
+function describeType(chunk: UIMessageChunk): string {
+  return typeof chunk.type === 'string' ? `\`${chunk.type.slice(0, 64)}\`` : 'untyped';
 }

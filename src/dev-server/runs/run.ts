@@ -5,6 +5,7 @@ import type { DevServerContext } from '../context.js';
 import { newMessageId, newRunId } from '../ids.js';
 import type { InRecord } from '../store/in-log.js';
 import type { LiveRun, RunState, Session } from '../store/session.js';
+import { type AgentScope, runInAgentScope } from './agent-scope.js';
 import { applyInput } from './apply-input.js';
 import { type BootResult, bootMessages } from './boot.js';
 import { divergeAnswer } from './diverge-answer.js';
@@ -31,7 +32,7 @@ type EndReason = 'crash' | 'cancel' | 'shutdown' | 'upgrade' | 'end';
  * restored from the snapshot on resume, as a checkpoint would be). A stop aborts the live
  * turn as soon as it is appended; everything else waits its turn.
  */
-export class Run implements LiveRun {
+export class Run implements LiveRun, AgentScope {
   readonly id = newRunId();
   state: RunState = 'booting';
   turns = 0;
@@ -42,6 +43,8 @@ export class Run implements LiveRun {
   private lastConsumedSeq: number | null = null;
   private turnAbort: AbortController | null = null;
   private turnInSeq: number | null = null;
+  /** A rejection the agent left unhandled during the live turn: the turn fails with it. */
+  private turnFailure: { reason: unknown } | null = null;
   private stopMessage: string | undefined;
   private wake: (() => void) | null = null;
   private ended: EndReason | null = null;
@@ -82,8 +85,16 @@ export class Run implements LiveRun {
   }
 
   /** @internal */
+  failFromUnhandled(reason: unknown): void {
+    this.context.logger.warn(`run ${this.id}: the agent left a promise rejection unhandled`, reason);
+    if (this.turnAbort === null || this.turnFailure !== null) return;
+    this.turnFailure = { reason };
+    this.turnAbort.abort();
+  }
+
+  /** @internal */
   begin(): void {
-    this.main().catch((error: unknown) => {
+    runInAgentScope(this, () => this.main()).catch((error: unknown) => {
       this.context.logger.warn(`run ${this.id} crashed`, error);
       this.ended = 'crash';
       this.exit();
@@ -312,7 +323,7 @@ export class Run implements LiveRun {
       responseMessageId,
       diverge ? divergeAnswer : undefined,
     );
-    this.turnAbort = null;
+    const failed = this.endTurn(result);
     if (this.ended !== null) return;
     if (result.interrupted && fault?.kind === 'crash') {
       this.session.inFlight = { inSeq, message: payload.message, splice: true };
@@ -329,9 +340,19 @@ export class Run implements LiveRun {
       if (fault?.differentAnswer === true) this.session.divergeNextAnswer = true;
       return this.upgrade(inSeq, payload.message);
     }
-    await this.finishTurn(inSeq, result, continued, clientData.value, abort.signal.aborted);
+    await this.finishTurn(inSeq, result, continued, clientData.value, abort.signal.aborted && !failed);
     this.turns += 1;
     if (agent.maxTurns !== undefined && this.turns >= agent.maxTurns) this.endAfterTurn = true;
+  }
+
+  /** Leaves the streaming phase; true when an unhandled rejection failed the turn (into `result.error`). */
+  private endTurn(result: PipeResult): boolean {
+    this.turnAbort = null;
+    const failure = this.turnFailure;
+    this.turnFailure = null;
+    if (failure === null) return false;
+    if (result.error === undefined) result.error = failure.reason;
+    return true;
   }
 
   private beginTurn(inSeq: number | null): AbortController {
@@ -439,7 +460,7 @@ export class Run implements LiveRun {
       undefined,
       newMessageId(),
     );
-    this.turnAbort = null;
+    this.endTurn(result);
     if (this.ended !== null) return;
     await this.finishTurnWithoutHooks(inSeq, result);
   }

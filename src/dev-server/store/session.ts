@@ -43,6 +43,8 @@ export class Session {
   /** Fault injection: the next turn answers differently from the run an upgrade replaced. */
   divergeNextAnswer = false;
   readonly trimTimers = new Set<NodeJS.Timeout>();
+  /** Open `.out` long polls, bounded per session (`maxStreamsPerSession`). */
+  readonly streams = new Set<object>();
 
   constructor(
     public row: SessionRow,
