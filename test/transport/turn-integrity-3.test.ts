@@ -369,7 +369,9 @@ describe('items 13-15 and 19: stops', () => {
     // The refusal takes a while to arrive; the user stops meanwhile (the attempt is out).
     const slowRefusal: typeof fetch = async (input, init) => {
       const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-      if (url.pathname.endsWith('/in/append')) appendsOut++;
+      if (!url.pathname.endsWith('/in/append')) return fetch(input, init);
+      appendsOut++;
+      // The refusal arrives even though the page aborts meanwhile (it was already on its way).
       const response = await fetch(input, { ...init, signal: undefined });
       if (response.status === 400) await new Promise((resolve) => setTimeout(resolve, 200));
       return response;
@@ -379,10 +381,12 @@ describe('items 13-15 and 19: stops', () => {
     await chat.sendMessage({ text: 'first' });
     server.faults.failAppends(1, 400);
     const refused = chat.sendMessage({ text: 'refused' });
-    await waitFor(() => appendsOut === 2, 5_000, 'the refused attempt to go out');
+    await waitFor(() => appendsOut === 2, 15_000, 'the refused attempt to go out');
     await chat.stop();
     await refused;
-    await new Promise((resolve) => setTimeout(resolve, 400)); // the refusal, then the stop
+    // The stop is stored right after the first message: the refused one never was.
+    await waitFor(() => server.inspect(chatId)?.in.nextSeq === 2, 15_000, 'the stop to be stored');
+    await waitFor(() => !transport.getState(chatId).turnLive, 15_000, 'the stop to be acknowledged');
     server.faults.reset();
     await chat.sendMessage({ text: 'next' });
     expect(chat.error).toBeUndefined();
