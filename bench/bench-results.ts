@@ -1,5 +1,6 @@
 import type { VariantName } from './clients/client-variant.js';
 import type { FirstChunkCell } from './scenarios/first-chunk.js';
+import type { FollowUpCell } from './scenarios/follow-up.js';
 import type { LongTurnCell } from './scenarios/long-turn.js';
 import type { RendersCell } from './scenarios/renders.js';
 import type { ResumeCell } from './scenarios/resume.js';
@@ -10,6 +11,8 @@ import type { ThroughputCell } from './scenarios/throughput.js';
 export interface BenchResults {
   throughput: ThroughputCell[];
   firstChunk: FirstChunkCell[];
+  /** Turn 1 and turn 3 of one chat, 50 ms per response. Missing in results written before it. */
+  followUp?: FollowUpCell[];
   resume: ResumeCell[];
   renders: RendersCell[];
   scale: ScaleCell[];

@@ -58,9 +58,19 @@ export function spawnBenchChild(
   };
 }
 
-/** Starts the fixture server in its own process and returns its base URL. */
-export async function startFixtureChild(specs: unknown[]): Promise<{ url: string; child: BenchChild }> {
-  const child = spawnBenchChild('./fixture-server-child.ts', { BENCH_FIXTURE_SPECS: JSON.stringify(specs) });
+/**
+ * Starts the fixture server in its own process and returns its base URL. `responseDelayMs`:
+ * the server holds every request that long first (a network round trip; see
+ * `FixtureServerOptions`).
+ */
+export async function startFixtureChild(
+  specs: unknown[],
+  options: { responseDelayMs?: number } = {},
+): Promise<{ url: string; child: BenchChild }> {
+  const child = spawnBenchChild('./fixture-server-child.ts', {
+    BENCH_FIXTURE_SPECS: JSON.stringify(specs),
+    BENCH_FIXTURE_DELAY_MS: String(options.responseDelayMs ?? 0),
+  });
   const ready = await child.next<{ type: 'ready'; url: string }>();
   return { url: ready.url, child };
 }

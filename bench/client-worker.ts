@@ -1,4 +1,5 @@
 import type { FirstChunkJob } from './jobs/first-chunk-job.js';
+import type { FollowUpJob } from './jobs/follow-up-job.js';
 import type { LongTurnJob } from './jobs/long-turn-job.js';
 import type { RendersJob } from './jobs/renders-job.js';
 import type { ResumeJob } from './jobs/resume-job.js';
@@ -10,7 +11,14 @@ import type { ThroughputJob } from './jobs/throughput-job.js';
  * repetition keeps one client's heap and JIT state out of another's figures. The job
  * comes in `BENCH_JOB` (JSON); the answer goes back over IPC.
  */
-export type WorkerJob = ThroughputJob | ResumeJob | FirstChunkJob | ScaleJob | RendersJob | LongTurnJob;
+export type WorkerJob =
+  | ThroughputJob
+  | ResumeJob
+  | FirstChunkJob
+  | FollowUpJob
+  | ScaleJob
+  | RendersJob
+  | LongTurnJob;
 
 export type WorkerAnswer = { ok: true; result: unknown } | { ok: false; error: string };
 
@@ -24,6 +32,8 @@ async function run(job: WorkerJob): Promise<unknown> {
       return (await import('./jobs/resume-job.js')).runResumeJob(job);
     case 'first-chunk':
       return (await import('./jobs/first-chunk-job.js')).runFirstChunkJob(job);
+    case 'follow-up':
+      return (await import('./jobs/follow-up-job.js')).runFollowUpJob(job);
     case 'scale':
       return (await import('./jobs/scale-job.js')).runScaleJob(job);
     case 'renders':

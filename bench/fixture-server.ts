@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { encodeDoneEvent, encodeErrorEvent } from 'durable-chat';
 import { type EncodedTurn, encodeTurn } from './fixture-encoding.js';
 import { handleAppend, handleCreate, sendJson } from './fixture-routes.js';
-import { FIRST_APPEND_SEQ, type TurnSpec, turnNameOf } from './fixture-turn.js';
+import { FIRST_APPEND_SEQ, followUpTurn, type TurnSpec, turnNameOf } from './fixture-turn.js';
 
 /** What the fixture server streams for one turn name, and how it misbehaves. */
 export interface ServedTurnSpec extends TurnSpec {
@@ -14,6 +14,23 @@ export interface ServedTurnSpec extends TurnSpec {
   cutMode?: 'destroy' | 'error-event';
   /** Pace the turn: one event every `intervalMs` (live model speed) instead of as fast as possible. */
   intervalMs?: number;
+  /**
+   * A chat of many turns: its `n`-th message append starts turn `n` ({@link followUpTurn}),
+   * whose records follow the previous turn's on `.out`. Without it every append of a chat
+   * streams the same single turn. Not combined with `cutAfterSeq`.
+   */
+  followUps?: boolean;
+}
+
+export interface FixtureServerOptions {
+  port?: number;
+  /**
+   * Holds every request this many ms before handling it (0, the default: none), as a network
+   * with this round trip would: every response (headers, JSON answers) reaches the client at
+   * least this long after its request went out, and so do the SSE records a message's append
+   * starts, on a `.out` read already open (they are written when the append is handled).
+   */
+  responseDelayMs?: number;
 }
 
 export interface SessionStats {
@@ -44,10 +61,26 @@ export const PROCESS_PATH = '/bench/process';
  * first append, so nearly all of the server's work is copying bytes. Run it in a child
  * process (fixture-server-child.ts) to keep its CPU out of the client's figures.
  */
-export async function startFixtureServer(specs: ServedTurnSpec[], port = 0): Promise<FixtureServer> {
+export async function startFixtureServer(
+  specs: ServedTurnSpec[],
+  options: FixtureServerOptions = {},
+): Promise<FixtureServer> {
+  const { port = 0, responseDelayMs = 0 } = options;
   const turns = new Map<string, EncodedTurn & { spec: ServedTurnSpec }>(
     specs.map((spec) => [spec.name, encodeTurn(spec)]),
   );
+  // Turn n of a multi-turn chat, encoded on first use and kept (every chat streams the same).
+  const followUps = new Map<string, EncodedTurn>();
+  const followUpOf = (spec: ServedTurnSpec, index: number): EncodedTurn => {
+    const key = `${spec.name}#${index}`;
+    let encoded = followUps.get(key);
+    if (encoded === undefined) {
+      encoded = index === 1 ? turns.get(spec.name) : encodeTurn(followUpTurn(spec, index));
+      if (encoded === undefined) throw new Error(`no turn ${spec.name}`);
+      followUps.set(key, encoded);
+    }
+    return encoded;
+  };
   const sessions = new Map<string, SessionState>();
   const sessionOf = (id: string): SessionState => {
     const chatId = id.startsWith('session_') ? id.slice('session_'.length) : id;
@@ -60,11 +93,13 @@ export async function startFixtureServer(specs: ServedTurnSpec[], port = 0): Pro
   };
 
   const server = createServer((req, res) => {
-    route(req, res).catch((error: unknown) => {
-      console.error('fixture server: request failed', error);
-      if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'fixture server failure' });
-      else res.destroy();
-    });
+    (responseDelayMs > 0 ? delay(responseDelayMs).then(() => route(req, res)) : route(req, res)).catch(
+      (error: unknown) => {
+        console.error('fixture server: request failed', error);
+        if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'fixture server failure' });
+        else res.destroy();
+      },
+    );
   });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -124,6 +159,7 @@ export async function startFixtureServer(specs: ServedTurnSpec[], port = 0): Pro
     res.on('close', () => {
       closed = true;
     });
+    if (turn.spec.followUps === true) return streamTurns(req, res, turn.spec, state, cursor, () => closed);
     if (!state.appended) await new Promise<void>((wake) => state.waiters.push(wake));
     const { spec } = turn;
     const cutAt = connection === 1 ? spec.cutAfterSeq : undefined;
@@ -142,6 +178,42 @@ export async function startFixtureServer(specs: ServedTurnSpec[], port = 0): Pro
     const timeoutSeconds = Number(req.headers['timeout-seconds'] ?? 60);
     const timer = setTimeout(() => res.end(encodeDoneEvent()), Math.min(timeoutSeconds, 600) * 1000);
     res.on('close', () => clearTimeout(timer));
+  }
+
+  /**
+   * A multi-turn chat's `.out`: every turn after `cursor` that an append has started, waiting
+   * (the long poll held open) for the next append when caught up.
+   */
+  async function streamTurns(
+    req: IncomingMessage,
+    res: ServerResponse,
+    spec: ServedTurnSpec,
+    state: SessionState,
+    cursor: number,
+    isClosed: () => boolean,
+  ): Promise<void> {
+    const timeoutSeconds = Number(req.headers['timeout-seconds'] ?? 60);
+    const timer = setTimeout(() => res.end(encodeDoneEvent()), Math.min(timeoutSeconds, 600) * 1000);
+    res.on('close', () => clearTimeout(timer));
+    let sent = cursor;
+    for (let index = 1; !isClosed(); index++) {
+      const encoded = followUpOf(spec, index);
+      if (encoded.turn.lastSeq <= sent) continue;
+      while (state.appends < index && !isClosed()) {
+        await new Promise<void>((wake) => {
+          const done = () => {
+            res.off('close', done);
+            wake();
+          };
+          state.waiters.push(done);
+          res.on('close', done);
+        });
+      }
+      for (const piece of encoded.piecesFrom(sent, WRITE_CHUNK_BYTES)) {
+        if (isClosed() || !(await write(res, piece.bytes))) return;
+        sent = piece.lastSeq;
+      }
+    }
   }
 
   // Idle keep-alive sockets must outlive a long turn: a server closing one first races

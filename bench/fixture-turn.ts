@@ -18,6 +18,12 @@ export interface TurnSpec {
    */
   tail?: 'live' | 'end';
   seed?: number;
+  /**
+   * Which turn of its chat this is (1-based, default 1): turn `n` has its own text (another
+   * seed), its records follow turn `n - 1`'s on `.out`, and its turn-complete answers the
+   * chat's `n`-th append. Build it with {@link followUpTurn}.
+   */
+  turnIndex?: number;
 }
 
 export interface Turn {
@@ -86,17 +92,32 @@ export interface ExpectedReply {
 /** Chunks around the deltas: start, start-step, text-start, text-end, finish-step, finish. */
 const FRAME_CHUNKS = 6;
 
+/** Records of one turn on `.out`: its chunks and the turn-complete. */
+const recordsPerTurn = (spec: TurnSpec) => spec.deltas + FRAME_CHUNKS + 1;
+
+/** Turn `index` (1-based) of a chat whose every turn is `spec`'s shape (see `turnIndex`). */
+export function followUpTurn(spec: TurnSpec, index: number): TurnSpec {
+  return { ...spec, turnIndex: index };
+}
+
+function seedOf(spec: TurnSpec): number {
+  // Turn 1 keeps the spec's seed, so a single-turn chat is byte for byte what it always was.
+  return (spec.seed ?? 42) + 7_919 * ((spec.turnIndex ?? 1) - 1);
+}
+
 export function expectedReply(spec: TurnSpec): ExpectedReply {
-  const text = buildDeltas(spec.deltas, spec.seed ?? 42).join('');
+  const text = buildDeltas(spec.deltas, seedOf(spec)).join('');
   return { text, chunkCount: spec.deltas + FRAME_CHUNKS, deltas: spec.deltas };
 }
 
 export function buildTurn(spec: TurnSpec): Turn {
-  const seed = spec.seed ?? 42;
+  const seed = seedOf(spec);
+  const index = spec.turnIndex ?? 1;
+  const firstSeq = (index - 1) * recordsPerTurn(spec);
   const deltas = buildDeltas(spec.deltas, seed);
   const random = mulberry32(seed ^ 0x9e3779b9);
   const chunks: unknown[] = [
-    { type: 'start', messageId: `msg-${spec.name}` },
+    { type: 'start', messageId: index === 1 ? `msg-${spec.name}` : `msg-${spec.name}-${index}` },
     { type: 'start-step' },
     { type: 'text-start', id: TEXT_PART_ID },
     ...deltas.map((delta) => ({ type: 'text-delta', id: TEXT_PART_ID, delta })),
@@ -104,9 +125,13 @@ export function buildTurn(spec: TurnSpec): Turn {
     { type: 'finish-step' },
     { type: 'finish' },
   ];
-  const records = chunks.map((chunk, seq) => dataRecord(seq, TIMESTAMP + seq, chunk, partId(random)));
-  const lastSeq = records.length;
-  records.push(turnCompleteRecord(lastSeq, TIMESTAMP + lastSeq, { sessionInEventId: FIRST_APPEND_SEQ }));
+  const records = chunks.map((chunk, at) =>
+    dataRecord(firstSeq + at, TIMESTAMP + firstSeq + at, chunk, partId(random)),
+  );
+  const lastSeq = firstSeq + records.length;
+  records.push(
+    turnCompleteRecord(lastSeq, TIMESTAMP + lastSeq, { sessionInEventId: FIRST_APPEND_SEQ + index - 1 }),
+  );
   return { spec, records, text: deltas.join(''), chunkCount: chunks.length, lastSeq };
 }
 

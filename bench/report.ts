@@ -1,6 +1,7 @@
 import { type BenchResults, cellOf } from './bench-results.js';
 import type { VariantName } from './clients/client-variant.js';
 import type { FirstChunkCell } from './scenarios/first-chunk.js';
+import type { FollowUpCell } from './scenarios/follow-up.js';
 import type { LongTurnCell } from './scenarios/long-turn.js';
 import type { RendersCell } from './scenarios/renders.js';
 import type { ResumeCell } from './scenarios/resume.js';
@@ -79,6 +80,31 @@ export function firstChunkTable(cells: FirstChunkCell[]): string {
     ];
   });
   return markdownTable(['server', 'client', 'sends', 'median ms', 'p90 ms', '÷ raw fetch'], rows);
+}
+
+/** The floor of the follow-up scenario: reads while it appends, from the previous turn's end. */
+export const FOLLOW_UP_FLOOR: VariantName = 'floor-overlap';
+
+export function followUpTable(cells: FollowUpCell[]): string {
+  const floor = cellOf(cells, () => true, FOLLOW_UP_FLOOR);
+  const floorOf = (turn: number) => floor?.turns.find((t) => t.turn === turn)?.firstChunkMs ?? Number.NaN;
+  const rows = cells.map((cell) => {
+    if (cell.error !== undefined)
+      return [LABEL[cell.variant], `FAILED: ${cell.error}`, '', '', '', '', '', ''];
+    const figures = (turn: number) => {
+      const measured = cell.turns.find((t) => t.turn === turn);
+      return [
+        formatNumber(measured?.firstChunkMs ?? Number.NaN, 1),
+        formatNumber(measured?.p90Ms ?? Number.NaN, 1),
+        formatNumber(ratio(measured?.firstChunkMs ?? Number.NaN, floorOf(turn)), 2),
+      ];
+    };
+    return [LABEL[cell.variant], String(cell.runs), ...figures(1), ...figures(3)];
+  });
+  return markdownTable(
+    ['client', 'chats', 'turn 1 median ms', 'p90', '÷ floor', 'turn 3 median ms', 'p90', '÷ floor'],
+    rows,
+  );
 }
 
 export function resumeTable(cells: ResumeCell[]): string {
@@ -201,6 +227,10 @@ export function renderReport(results: BenchResults): string {
     throughputTable(results.throughput, 'reducer'),
     '### Time to first chunk (`send` → first text-delta)',
     firstChunkTable(results.firstChunk),
+    `### Follow-up turns: \`send\` → first text-delta of turn 1 and turn 3 in one chat, ${
+      results.followUp?.[0]?.delayMs ?? 50
+    } ms added to every response (floor: (c″), reading while it appends)`,
+    followUpTable(results.followUp ?? []),
     '### Resume after a dropped connection',
     resumeTable(results.resume),
     "### Renders: `useDurableChat`, and `useChat` over `useChatSession` (added latency: a delta's arrival → the first commit showing it)",

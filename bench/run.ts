@@ -9,6 +9,7 @@ import { VARIANT_NAMES, type VariantName } from './clients/client-variant.js';
 import { CPU_GUARD_RATIO, cpuGuardViolations } from './guard.js';
 import { renderReport } from './report.js';
 import { benchFirstChunk } from './scenarios/first-chunk.js';
+import { benchFollowUp } from './scenarios/follow-up.js';
 import { benchLongTurn } from './scenarios/long-turn.js';
 import { benchRenders, RENDERS_PACINGS } from './scenarios/renders.js';
 import { benchResume } from './scenarios/resume.js';
@@ -17,12 +18,20 @@ import { benchThroughput, type StreamShape } from './scenarios/throughput.js';
 import { targetChecks } from './targets.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only=throughput,first-chunk,resume,renders,scale,long-turn]`
+ * `npm run bench [-- --quick] [-- --only=throughput,first-chunk,follow-up,resume,renders,scale,long-turn]`
  * Prints the tables and writes bench/results.json (a quick or partial run: .tmp/). Exits 1
  * when any fixture check fails. `tsx bench/run.ts --print [--quick|--partial]` prints the
  * tables of the last such run again.
  */
-const SCENARIOS = ['throughput', 'first-chunk', 'resume', 'renders', 'scale', 'long-turn'] as const;
+const SCENARIOS = [
+  'throughput',
+  'first-chunk',
+  'follow-up',
+  'resume',
+  'renders',
+  'scale',
+  'long-turn',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const args = process.argv.slice(2);
@@ -58,6 +67,8 @@ const settings = quick
       warmupDeltas: 10_000,
       firstChunkRuns: 6,
       firstChunkRounds: 1,
+      followUpRuns: 4,
+      followUpRounds: 1,
       resumeRuns: 2,
       scaleRuns: 1,
       sessions: 100,
@@ -73,6 +84,8 @@ const settings = quick
       warmupDeltas: 10_000,
       firstChunkRuns: 60,
       firstChunkRounds: 6,
+      followUpRuns: 30,
+      followUpRounds: 3,
       resumeRuns: 5,
       scaleRuns: 5,
       sessions: 1000,
@@ -126,6 +139,7 @@ log(`settings: ${quick ? 'quick' : 'full'} ${JSON.stringify(settings)}`);
 const results: BenchResults = {
   throughput: [],
   firstChunk: [],
+  followUp: [],
   resume: [],
   renders: [],
   scale: [],
@@ -163,6 +177,17 @@ if (wanted('first-chunk')) {
     runs: settings.firstChunkRuns,
     rounds: settings.firstChunkRounds,
     variants,
+    log,
+  });
+}
+if (wanted('follow-up')) {
+  log('follow-up turns: first chunk of turn 1 and turn 3 in one chat, 50 ms per response (scenario 3b)');
+  results.followUp = await benchFollowUp({
+    runs: settings.followUpRuns,
+    rounds: settings.followUpRounds,
+    // The floor here reads while it appends (as durable-chat does); the plain floor appends,
+    // then reads: one round trip more, for scale.
+    variants: [...variants, 'floor-overlap'],
     log,
   });
 }
@@ -266,6 +291,7 @@ if (quick && wanted('throughput')) {
 const failed = [
   ...results.throughput,
   ...results.firstChunk,
+  ...(results.followUp ?? []),
   ...results.resume,
   ...results.renders,
   ...results.scale,

@@ -77,6 +77,21 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
       ),
     );
   }
+  // Issue 23: a follow-up turn pays no round trip more than the floor that reads while it
+  // appends; turn 1 neither.
+  const followUp = (variant: VariantName, turn: number) =>
+    cellOf(results.followUp ?? [], () => true, variant)?.turns.find((t) => t.turn === turn)?.firstChunkMs ??
+    Number.NaN;
+  for (const turn of [1, 3]) {
+    checks.push(
+      check(
+        `first chunk of turn ${turn} ≤ 1.05x floor (one chat, 50 ms per response)`,
+        ratio(followUp('durable-chat', turn), followUp('floor-overlap', turn)),
+        1.05,
+        times,
+      ),
+    );
+  }
   const scale = cellOf(results.scale, () => true, 'durable-chat');
   checks.push(
     check(

@@ -9,6 +9,8 @@ export interface TurnContext {
   /** That create's `isCached`, which an app's route hands to the browser with the token. */
   isCached?: boolean;
   message: UIMessage;
+  /** The chat's earlier messages (a follow-up turn), sent before `message` as `useChat` does. */
+  history?: UIMessage[];
 }
 
 /** One client under test, driven the way `useChat` drives a `ChatTransport`. */
@@ -42,8 +44,16 @@ export function userMessage(text: string): UIMessage {
   return { id: `user-${Math.random().toString(36).slice(2)}`, role: 'user', parts: [{ type: 'text', text }] };
 }
 
+export interface VariantOptions {
+  /**
+   * Chats of many turns: the floors keep each chat's cursor and read a follow-up turn from
+   * the previous turn's end (the other clients keep their own state anyway).
+   */
+  followUps?: boolean;
+}
+
 /** Loads only the variant asked for, so a worker's memory holds one client's code. */
-export async function loadVariant(name: VariantName): Promise<ClientVariant> {
+export async function loadVariant(name: VariantName, options: VariantOptions = {}): Promise<ClientVariant> {
   switch (name) {
     case 'durable-chat':
       return (await import('./durable-chat-client.js')).createDurableChatVariant();
@@ -53,8 +63,11 @@ export async function loadVariant(name: VariantName): Promise<ClientVariant> {
       return (await import('./trigger-client.js')).createTriggerVariant();
     case 'floor':
     case 'floor-stream':
-      return (await import('./floor-client.js')).createFloorVariant();
+      return (await import('./floor-client.js')).createFloorVariant({ followUps: options.followUps });
     case 'floor-overlap':
-      return (await import('./floor-client.js')).createFloorVariant({ overlapAppend: true });
+      return (await import('./floor-client.js')).createFloorVariant({
+        overlapAppend: true,
+        followUps: options.followUps,
+      });
   }
 }

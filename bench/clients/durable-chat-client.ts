@@ -23,7 +23,7 @@ export function createDurableChatVariant(options: { coalesceDeltas?: boolean } =
   };
   return {
     name: options.coalesceDeltas === false ? 'durable-chat-unmerged' : 'durable-chat',
-    async send({ baseUrl, chatId, token: sessionToken, isCached, message }) {
+    async send({ baseUrl, chatId, token: sessionToken, isCached, message, history }) {
       tokens.set(chatId, sessionToken);
       created.set(chatId, isCached);
       transport ??= new SessionChatTransport({
@@ -42,7 +42,7 @@ export function createDurableChatVariant(options: { coalesceDeltas?: boolean } =
         trigger: 'submit-message',
         chatId,
         messageId: undefined,
-        messages: [message],
+        messages: [...(history ?? []), message],
         abortSignal: undefined,
       });
     },

@@ -103,6 +103,8 @@ export async function floorTurn(
 
 /**
  * The floor of a resume: re-read at once from the cursor after every drop, no backoff.
+ * Reads from `options.cursor` (a follow-up turn: the previous turn's end; default: the
+ * start) and resolves to the cursor of the turn-complete it ended at.
  * `overlapAppend` opens the read while the append is in flight instead of after it, as a
  * transport must if a slow or retried append is not to hold back a reply already streaming:
  * two requests in flight per chat at the start instead of one after the other.
@@ -110,18 +112,21 @@ export async function floorTurn(
 export async function floorResumingTurn(
   context: TurnContext,
   onChunk: (chunk: UIMessageChunk) => void,
-  options: { maxReads?: number; overlapAppend?: boolean } = {},
-): Promise<void> {
+  options: { maxReads?: number; overlapAppend?: boolean; cursor?: number } = {},
+): Promise<number> {
   const maxReads = options.maxReads ?? 5;
   const appended = floorAppend(context);
   const readAbort = options.overlapAppend ? new AbortController() : undefined;
   // A failed append ends the overlapped read (no reply will come); its error is thrown below.
   if (readAbort !== undefined) appended.catch((error: unknown) => readAbort.abort(error));
   else await appended;
-  let cursor = -1;
+  let cursor = options.cursor ?? -1;
   for (let read = 0; read < maxReads && readAbort?.signal.aborted !== true; read++) {
     const end = await floorRead(context, onChunk, cursor, readAbort?.signal);
-    if (end.ended) return await appended;
+    if (end.ended) {
+      await appended;
+      return end.cursor;
+    }
     cursor = end.cursor;
   }
   await appended;
@@ -131,15 +136,30 @@ export async function floorResumingTurn(
   });
 }
 
-export function createFloorVariant(options: { overlapAppend?: boolean } = {}): ClientVariant {
+/**
+ * `followUps`: keep each chat's cursor (the end of its last turn) and read its next turn from
+ * there, as any reader of a multi-turn chat must; off, every send reads from the start (the
+ * single-turn scenarios, whose memory figures then hold no per-chat map).
+ */
+export function createFloorVariant(
+  options: { overlapAppend?: boolean; followUps?: boolean } = {},
+): ClientVariant {
+  const cursors = options.followUps === true ? new Map<string, number>() : undefined;
   return {
     name: options.overlapAppend ? 'floor-overlap' : 'floor',
     async send(context) {
       // For the reducer and first-chunk comparisons: the floor's chunks as a stream.
       return new ReadableStream<UIMessageChunk>({
         start(controller) {
-          floorResumingTurn(context, (chunk) => controller.enqueue(chunk), options).then(
-            () => controller.close(),
+          const cursor = cursors?.get(context.chatId);
+          floorResumingTurn(context, (chunk) => controller.enqueue(chunk), {
+            overlapAppend: options.overlapAppend,
+            cursor,
+          }).then(
+            (end) => {
+              cursors?.set(context.chatId, end);
+              controller.close();
+            },
             (error: unknown) => controller.error(error),
           );
         },

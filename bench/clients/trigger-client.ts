@@ -11,15 +11,17 @@ export function createTriggerVariant(): ClientVariant {
   const accessToken = ({ chatId }: { chatId: string }): string => tokens.get(chatId) ?? '';
   return {
     name: 'trigger',
-    async send({ baseUrl, chatId, token, message }) {
+    async send({ baseUrl, chatId, token, message, history }) {
       transport ??= new TriggerChatTransport({ task: 'bench', accessToken, baseURL: baseUrl });
       tokens.set(chatId, token);
-      transport.setSession(chatId, { publicAccessToken: token });
+      // Hydrated once per chat (a page load); a follow-up turn uses the session it kept.
+      if (transport.getSession(chatId) === undefined)
+        transport.setSession(chatId, { publicAccessToken: token });
       return transport.sendMessages({
         trigger: 'submit-message',
         chatId,
         messageId: undefined,
-        messages: [message],
+        messages: [...(history ?? []), message],
         abortSignal: undefined,
       });
     },
