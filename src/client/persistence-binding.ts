@@ -13,6 +13,7 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.lastEventId !== previous.lastEventId ||
     next.turnLive !== previous.turnLive ||
     next.turnStored !== previous.turnStored ||
+    next.stoppedTurn !== previous.stoppedTurn ||
     next.turnStartCursor !== previous.turnStartCursor ||
     next.closed !== previous.closed
   );
@@ -70,6 +71,7 @@ export class PersistenceBinding {
         lastEventId: record.lastEventId,
         turnLive: record.turnLive,
         turnStored: record.turnStored === true,
+        stoppedTurn: record.stoppedTurn,
         turnStartCursor: record.turnStartCursor,
         closed: record.closed,
         closedReason: record.closedReason,

@@ -10,6 +10,8 @@ export interface PersistedChatRecord {
   turnLive: boolean;
   /** The live turn's append was stored (absent in records written before it existed: false). */
   turnStored?: boolean;
+  /** A turn this page stopped but never saw end (see `ChatSessionState.stoppedTurn`). */
+  stoppedTurn?: 'started' | 'unstarted';
   turnStartCursor: number | undefined;
   closed: boolean;
   closedReason: string | null;
@@ -39,6 +41,7 @@ export function toPersistedRecord(state: ChatSessionState): PersistedChatRecord 
     lastEventId: state.lastEventId,
     turnLive: state.turnLive,
     turnStored: state.turnStored,
+    stoppedTurn: state.stoppedTurn,
     turnStartCursor: state.turnStartCursor,
     closed: state.closed,
     closedReason: state.closedReason,
@@ -87,6 +90,8 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
     lastEventId,
     turnLive: record.turnLive,
     turnStored: record.turnStored === true,
+    stoppedTurn:
+      record.stoppedTurn === 'started' || record.stoppedTurn === 'unstarted' ? record.stoppedTurn : undefined,
     turnStartCursor,
     closed: record.closed,
     closedReason,

@@ -34,6 +34,11 @@ export interface ChatSessionState {
    * reload resumes it without a settled-peek. False while the append is in flight.
    */
   turnStored: boolean;
+  /**
+   * This page stopped a turn it never saw end (see the transport): the next send skips that
+   * turn's late records. `started`: its reply had begun; `unstarted`: not yet.
+   */
+  stoppedTurn: 'started' | 'unstarted' | undefined;
   /** `lastEventId` just before the live turn was sent: replaying from here rebuilds the turn. */
   turnStartCursor: number | undefined;
   status: ConnectionStatus;
@@ -58,6 +63,7 @@ export function initialSessionState(chatId: string): ChatSessionState {
     lastEventId: undefined,
     turnLive: false,
     turnStored: false,
+    stoppedTurn: undefined,
     turnStartCursor: undefined,
     status: { type: 'idle' },
     runId: undefined,

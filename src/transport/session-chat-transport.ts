@@ -53,12 +53,6 @@ interface ChatEntry {
    */
   inSeq: number | undefined;
   /**
-   * This page stopped a turn it never saw end: once the stop is stored the chat is no longer
-   * live, but that turn's turn-complete may still be on its way. The next send skips it
-   * (`started`: the turn was open at the cursor; `unstarted`: its reply had not begun).
-   */
-  stopped: 'started' | 'unstarted' | undefined;
-  /**
    * The send whose abort set `stopped`, and the `.in` seq known before its append: a refusal
    * of that append, or a stop stored right after that seq, shows it was never stored, and
    * the mark is cleared (else the next reply would be taken for its reply).
@@ -179,7 +173,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.draining.clear();
     const state = entry.client.getState();
     if (!state.turnLive) return;
-    if (!this.stopInFlight(entry)) entry.stopped = stoppedTurnMark(active, state);
+    if (!this.stopInFlight(entry)) this.markStopped(entry, stoppedTurnMark(active, state));
     await this.appendStop(entry);
   }
 
@@ -336,7 +330,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       earlier === undefined &&
       ((ownEnd !== undefined && ownEnd === before.lastEventId) || client.outKnownEmpty);
     const liveOpen = before.turnLive && !liveUnstarted && (earlier === undefined || earlier.started);
-    const stopped = earlier === undefined && !edgeKnown && !before.turnLive ? entry.stopped : undefined;
+    const stopped = earlier === undefined && !edgeKnown && !before.turnLive ? before.stoppedTurn : undefined;
     // The edge from this page's own read, and every `.in` seq since known: the append's seq
     // tells whether another device appended in between (see `SendAttribution.expectedInSeq`).
     const ownEdge = edgeKnown && ownEnd !== undefined && ownEnd === before.lastEventId;
@@ -354,7 +348,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       },
     };
     entry.edge = undefined;
-    entry.stopped = undefined;
+    this.markStopped(entry, undefined);
     entry.stoppedBy = undefined;
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
@@ -389,7 +383,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         appendAbort.abort();
         if (!attempted) return;
         if (!this.stopInFlight(entry)) {
-          entry.stopped = turn.started ? 'started' : 'unstarted';
+          this.markStopped(entry, turn.started ? 'started' : 'unstarted');
           entry.stoppedBy = { turn, inSeqBefore };
         }
         this.sendStop(entry);
@@ -437,7 +431,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
           if (entry.stoppedBy?.turn === turn && refusedForGood(error)) {
-            entry.stopped = undefined;
+            this.markStopped(entry, undefined);
             entry.stoppedBy = undefined;
           }
           // Not stored (or nothing of it seen): the turn is not live after all.
@@ -490,7 +484,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     if (!turn.live) return;
     entry.stops.schedule(() => {
       if (!turn.live || !entry.client.getState().turnLive || this.stopInFlight(entry)) return;
-      entry.stopped = turn.started ? 'started' : 'unstarted';
+      this.markStopped(entry, turn.started ? 'started' : 'unstarted');
       this.sendStop(entry);
     });
   }
@@ -503,9 +497,20 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private onDisconnect(entry: ChatEntry, turn: TurnStream): void {
     if (entry.active === turn) entry.active = undefined;
     if (this.options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
-      if (!this.stopInFlight(entry)) entry.stopped = turn.started ? 'started' : 'unstarted';
+      if (!this.stopInFlight(entry)) this.markStopped(entry, turn.started ? 'started' : 'unstarted');
       this.sendStop(entry);
     }
+  }
+
+  /**
+   * This page stopped a turn it never saw end: once the stop is stored the chat is no longer
+   * live, but that turn's turn-complete (or a tool's late output) may still be on its way. The
+   * next send skips it (`started`: the turn was open at the cursor; `unstarted`: its reply had
+   * not begun). Kept in the store, so it persists: a reload between the stop and the next
+   * send skips it too.
+   */
+  private markStopped(entry: ChatEntry, mark: 'started' | 'unstarted' | undefined): void {
+    if (entry.client.getState().stoppedTurn !== mark) entry.client.store.setState({ stoppedTurn: mark });
   }
 
   /** A stop for the turn live now is already on its way. */
@@ -527,7 +532,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         const stoppedSend = entry.stoppedBy;
         // Stored right after the seq known before the stopped send: that send never was.
         if (stoppedSend?.inSeqBefore !== undefined && result.seq === stoppedSend.inSeqBefore + 1) {
-          entry.stopped = undefined;
+          this.markStopped(entry, undefined);
           entry.stoppedBy = undefined;
         }
         this.noteInSeq(entry, result.seq);
@@ -587,7 +592,6 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       draining: new Set(),
       edge: undefined,
       inSeq: undefined,
-      stopped: undefined,
       stoppedBy: undefined,
       generation: 0,
       stopping: undefined,

@@ -75,4 +75,24 @@ describe('a send after a stop whose turn-complete is still to come', () => {
     expect(transcript(next.messages)).toEqual(['user: next', 'assistant: Echo: next']);
     second.close();
   });
+
+  it('issue 18 item 16: stop, reload, send: the stopped turn’s late records stay out of the new reply', async () => {
+    const persistence = memoryPersistence();
+    const chatId = uniqueChatId('stop-then-reload');
+    const first = createTransport(server, { clientData: { delayMs: 40 }, persistence }).transport;
+    const chat = new TestChat({ id: chatId, transport: first });
+    const sending = chat.sendMessage({ text: 'a fairly long message that streams slowly' });
+    await waitFor(() => chat.status === 'streaming');
+    await chat.stop();
+    await sending;
+    await waitFor(() => !first.getState(chatId).turnLive, 5_000, 'the stop to be stored');
+    await first.getClient(chatId).flushPersistence();
+    first.close(); // the page reloads before the agent wound the stopped turn down
+    const second = createTransport(server, { clientData: { delayMs: 40 }, persistence }).transport;
+    const next = new TestChat({ id: chatId, transport: second, messages: chat.messages });
+    await next.sendMessage({ text: 'next' }, { metadata: { delayMs: 0 } });
+    expect(next.error).toBeUndefined();
+    expect(transcript(next.messages).slice(-2)).toEqual(['user: next', 'assistant: Echo: next']);
+    second.close();
+  });
 });
