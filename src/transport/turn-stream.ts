@@ -172,6 +172,10 @@ export class TurnStream {
    */
   private othersUntil: number | undefined;
   private othersHeld: UIMessageChunk[] = [];
+  /** Locating: the server told the edge (a batch or a tail). */
+  private edgeFound = false;
+  /** Locating: nothing arrived within the grace, so `.out` was taken for empty at the cursor. */
+  private edgeGuessed = false;
   /**
    * Data chunks skipped as an earlier turn's since the last turn-complete, while nothing was
    * shown: if the turn-complete that follows is this send's by seq, they were its reply.
@@ -360,6 +364,10 @@ export class TurnStream {
     const expected = mode.type === 'send' ? mode.attribution.expectedInSeq : undefined;
     if (this.holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
       this.othersUntil = seq - 1;
+    } else if (this.edgeGuessed && this.holdUntilStored && seq !== undefined && seq > 0) {
+      // The edge was a guess and `.in` held inputs before this one: their turns may come first.
+      // The first `.in` record (seq 0) has nothing before it.
+      this.othersUntil = seq - 1;
     }
     const { queued, caughtUp } = this.phase;
     this.phase = { type: 'streaming' };
@@ -465,6 +473,7 @@ export class TurnStream {
     const phase = this.phase;
     if (phase.type === 'locating') {
       if (edge > this.edge) this.edge = edge;
+      if (!this.edgeGuessed) this.edgeFound = true;
       this.resolveEdge();
       return;
     }
@@ -521,7 +530,14 @@ export class TurnStream {
     if (!open || phase.type !== 'locating' || phase.timer !== undefined) return;
     // The server sends what it has at once; nothing at all means nothing was there.
     const env = this.options.client.environment;
-    phase.timer = env.setTimeout(() => this.resolveEdge(), EMPTY_STREAM_GRACE_MS);
+    phase.timer = env.setTimeout(() => {
+      if (this.edgeFound) return;
+      // A guess: a first batch may still be on its way. Records after this edge wait for the
+      // append's seq (see `appendDone`), so another device's turn is never shown as this one.
+      this.edgeGuessed = true;
+      this.holdUntilStored = true;
+      this.resolveEdge();
+    }, EMPTY_STREAM_GRACE_MS);
   }
 
   /** Before the append goes out, every record is an earlier turn's: it only moves the edge. */

@@ -594,3 +594,51 @@ describe('item 5: stopping a send that waits out a 429', () => {
     transport.close();
   });
 });
+
+describe('item 6: a late first batch never shows another device’s reply as ours', () => {
+  it('the edge guessed after 250 ms of nothing: records that come later wait for the append’s seq', async () => {
+    const chatId = uniqueChatId('late-first-batch');
+    // Another device's turn is on .out, its reply still streaming slowly.
+    const other = transportFor('echo').transport;
+    const otherChat = new TestChat({ id: chatId, transport: other });
+    const othersTurn = otherChat.sendMessage(
+      { text: 'the other device asks first, slowly' },
+      { metadata: { delayMs: 80 } },
+    );
+    await waitFor(() => otherChat.status === 'streaming', 5_000, 'the other device’s reply');
+    // This fresh page's first .out response sends its first batch 600 ms after its headers.
+    let delayed = false;
+    const lateFirstBatch: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      if (delayed || !url.pathname.endsWith('/out') || response.body === null) return response;
+      delayed = true;
+      const source = response.body;
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          await new Promise((resolve) => setTimeout(resolve, 600));
+          const reader = source.getReader();
+          for (;;) {
+            const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+            if (done || value === undefined) break;
+            controller.enqueue(value);
+          }
+          controller.close();
+        },
+        cancel: () => source.cancel().catch(() => undefined),
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    };
+    const { transport } = transportFor('echo', {
+      fetch: lateFirstBatch,
+      startSession: startSessionVia(server, undefined, { reportIsCached: false }),
+    });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'mine' });
+    await othersTurn;
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages)).toEqual(['user: mine', 'assistant: Echo: mine']);
+    transport.close();
+    other.close();
+  });
+});
