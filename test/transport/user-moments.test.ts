@@ -1,30 +1,52 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryPersistence } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { uniqueChatId, waitFor } from './support/dev-server-fixture.js';
-import { type AgentPause, BOUND_MS, pauseNextTurn, ServerPool, World } from './support/moments.js';
+import {
+  type AgentPause,
+  BOUND_MS,
+  type Device,
+  pauseNextTurn,
+  ServerPool,
+  World,
+} from './support/moments.js';
 
 /**
  * What users do, and when: every action × every moment of a turn, at the transport level,
  * against the dev server, under the library's DEFAULT options (no shortened retry or
- * liveness option). Each cell runs the same three-turn conversation through the AI SDK's
- * own Chat, with the action injected at the moment in turn 2 (turn 1 gives the chat a
- * history and a turn-complete, so trims, cursors and saved messages are not trivial; turn
- * 3 is the next send). Each cell asserts:
- * - the final messages equal the fault-free run's (for stop: turn 2's reply cut where it
- *   was stopped, and turn 3 shows exactly its own reply; for a reload before the append
- *   was sent: that message never reached the agent);
- * - no error reached the chat, and nothing hangs (every wait is bounded by `BOUND_MS`);
+ * liveness option; nothing here needs time to pass, so no clock is injected). Each cell
+ * runs the same three-turn conversation through the AI SDK's own Chat with one action
+ * injected at one moment: of turn 1 (the first send of a new chat) or of turn 2 (a chat
+ * with a history and a turn-complete, so trims, cursors and saved messages matter); the
+ * turns after it are the next sends. Each cell asserts:
+ * - the final messages equal the fault-free run's, or the documented outcome (`Outcome`):
+ *   for stop, the reply cut where it was stopped and every later turn whole; for a reload
+ *   before the append was sent, that message never reached the agent; for a send that
+ *   overlaps a turn whose reply has not begun, the Chat's own order;
+ * - no error reached the Chat on screen, and nothing hangs (every wait is bounded by
+ *   `BOUND_MS` of real time);
  * - the chat is not left "live" once its last turn ended;
- * - no `.out` connection is open once the transports are closed.
+ * - no `.out` connection is open once the transports are closed;
+ * - a second device's chat shows exactly its own message and reply.
  * A new action or moment is one entry in `ACTIONS` / `MOMENTS`. Cells that fail on the
  * current code carry `knownDefect` and run as `it.fails`: the file stays green, and a cell
- * turns red the moment its defect is fixed (remove the marker then).
+ * turns red the moment its defect is fixed (remove the marker then). Then seeded random
+ * sequences (fast-check's model-based commands) of the cells that hold, across the three
+ * turns: `MOMENTS_SEED=n` replays a seed, `MOMENTS_RUNS=n` runs more.
+ *
+ * A restart of the dev server is not an action here: the fixture cannot restart a server
+ * in place (sessions live in the server's memory, and a new one listens on another port).
  */
 
-const TURNS = ['hello there', 'tell me a long story, in many small pieces please', 'and one more thing'];
+const TURNS = [
+  'hello there, this is the first message',
+  'tell me a long story, in many small pieces please',
+  'and one more thing',
+];
 const reply = (text: string) => `Echo: ${text}`;
-/** The agent writes start, start-step, text-start, then 8-character deltas. */
+const OTHER_DEVICE = 'from the other device';
+/** The agent writes start, start-step, text-start, then 8-character deltas: pause before the 4th. */
 const MID_REPLY_CHUNK = 6;
 const DELTAS_BEFORE_PAUSE = MID_REPLY_CHUNK - 3;
 /** How long a "stored, no chunk yet" turn stays silent: a model's time to first token. */
@@ -33,22 +55,26 @@ const SILENT_MS = 1_500;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------------------------------
-// Moments of turn 2.
+// Moments of a turn.
 
 interface MomentState {
   pause?: AgentPause;
+  answeredBefore?: number;
+  oldestBefore?: number;
 }
 
 interface Moment {
-  /** The action lands while turn 2 runs (else between its turn-complete and turn 3). */
+  /** The action lands while the turn runs (else between its turn-complete and the next send). */
   duringTurn: boolean;
-  /** Turn 2's reply has begun on screen at the moment. */
+  /** The turn's reply has begun on screen at the moment. */
   replyStarted: boolean;
-  /** Before turn 2 is sent. */
+  /** The first turn (0-based) this moment exists in. */
+  minTurn: number;
+  /** Before the turn is sent. */
   arm(world: World): MomentState;
   /** Resolves once the moment holds. */
   reach(world: World, state: MomentState): Promise<void>;
-  /** Lets turn 2 go on once the action is done. */
+  /** Lets the turn go on once the action is done. */
   release(world: World, state: MomentState): Promise<void>;
 }
 
@@ -58,10 +84,13 @@ const lastAssistantText = (world: World) => {
   return last.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
 };
 
+const oldestOutSeq = (world: World) => world.server.inspect(world.chatId)?.out.oldestSeq ?? 0;
+
 const MOMENTS = {
   'before the append is sent': {
     duringTurn: true,
     replyStarted: false,
+    minTurn: 0,
     arm: (world) => {
       world.current.page.holdNextAppendRequest();
       return {};
@@ -74,6 +103,7 @@ const MOMENTS = {
   'append in flight': {
     duringTurn: true,
     replyStarted: false,
+    minTurn: 0,
     arm: (world) => {
       world.current.page.holdNextAppendResponse();
       return { pause: pauseNextTurn(world.chatId, 0) };
@@ -92,10 +122,14 @@ const MOMENTS = {
   'append stored, no chunk yet': {
     duringTurn: true,
     replyStarted: false,
-    arm: (world) => ({ pause: pauseNextTurn(world.chatId, 0) }),
-    reach: (world, { pause }) =>
+    minTurn: 0,
+    arm: (world) => ({
+      pause: pauseNextTurn(world.chatId, 0),
+      answeredBefore: world.current.page.appendsAnswered,
+    }),
+    reach: (world, { pause, answeredBefore = 0 }) =>
       waitFor(
-        () => pause?.reached === true && world.current.page.appendsAnswered >= 2,
+        () => pause?.reached === true && world.current.page.appendsAnswered > answeredBefore,
         BOUND_MS,
         'the answered append of a silent turn',
       ),
@@ -107,6 +141,7 @@ const MOMENTS = {
   'mid-reply': {
     duringTurn: true,
     replyStarted: true,
+    minTurn: 0,
     arm: (world) => ({ pause: pauseNextTurn(world.chatId, MID_REPLY_CHUNK) }),
     reach: (world, { pause }) =>
       waitFor(
@@ -122,22 +157,25 @@ const MOMENTS = {
   'between turn-complete and trim': {
     duringTurn: false,
     replyStarted: true,
+    minTurn: 0,
     arm: () => ({}),
     reach: async (world) => {
-      await world.settle(world.current, 'turn 2');
+      await world.settle(world.current, 'the turn');
     },
     release: async () => {},
   },
   'idle (trimmed)': {
     duringTurn: false,
     replyStarted: true,
+    // A turn trims back to the previous turn-complete: the first turn has none.
+    minTurn: 1,
     arm: (world) => {
       world.server.faults.setTrimDelay(0);
-      return {};
+      return { oldestBefore: oldestOutSeq(world) };
     },
-    reach: async (world) => {
-      await world.settle(world.current, 'turn 2');
-      await waitFor(() => (world.server.inspect(world.chatId)?.out.oldestSeq ?? 0) > 0, BOUND_MS, 'the trim');
+    reach: async (world, { oldestBefore = 0 }) => {
+      await world.settle(world.current, 'the turn');
+      await waitFor(() => oldestOutSeq(world) > oldestBefore, BOUND_MS, 'the trim');
     },
     release: async () => {},
   },
@@ -148,40 +186,40 @@ type MomentName = keyof typeof MOMENTS;
 // ---------------------------------------------------------------------------------------
 // Actions.
 
-/** What the user should see at the end. */
+/** What the user should see of the turn the action hit. */
 type Outcome =
   /** The fault-free run's messages. */
   | 'same'
-  /** Turn 2's reply cut where it was stopped (or absent), turn 3 whole. */
+  /** The reply cut where it was stopped (or absent); every later turn whole. */
   | 'stopped'
-  /** Turn 2's message never left the page: no reply to it, turn 3 whole. */
+  /** The message never left the page: no reply to it; every later turn whole. */
   | 'unsent'
   /**
-   * Turn 3 was sent before turn 2's reply began: the AI SDK's Chat shows the second user
-   * message right after the first, then each reply whole, in the order they were sent.
+   * The next turn was sent before this turn's reply began: the AI SDK's Chat shows the
+   * second user message right after the first, then each reply whole, in sending order.
    */
   | 'overlapped';
 
 interface ActionContext {
   world: World;
-  moment: MomentName;
-  duringTurn: boolean;
-  /** Set by an action that sent turn 3 itself. */
-  sentTurn3: boolean;
-  /** A second device's chat, checked on its own. */
-  secondDevice?: import('./support/moments.js').Device;
+  /** The turn (0-based) the action hit. */
+  turn: number;
+  /** Set by an action that sent the next turn itself. */
+  sentNext: boolean;
+  /** Other devices' chats, each checked on its own. */
+  others: Device[];
 }
 
 interface Action {
-  /** Done at the moment (turn 2 may be held there). */
+  /** Done at the moment (the turn may be held there). */
   apply(context: ActionContext): Promise<void>;
-  /** After the moment is released: bring turn 2 to its end as the user would. */
-  after?(context: ActionContext): Promise<void>;
   outcome(moment: MomentName): Outcome;
+  /** Needs a next turn to send (it sends it). */
+  needsNextTurn?: boolean;
 }
 
 const ACTIONS = {
-  /** A reload: a new page from the same persisted records, the old page gone. */
+  /** A reload: a new page from the same persisted records, seeded with what the app saved. */
   reload: {
     apply: async ({ world }) => {
       const old = world.current;
@@ -192,7 +230,7 @@ const ACTIONS = {
     },
     outcome: (moment) => (moment === 'before the append is sent' ? 'unsent' : 'same'),
   },
-  /** An unmount (the transport stays), then a remount that resumes. */
+  /** An unmount (the transport stays), then a remount of a fresh Chat that resumes. */
   disconnect: {
     apply: async ({ world }) => {
       const saved = world.saved();
@@ -210,23 +248,21 @@ const ACTIONS = {
     },
     outcome: (moment) => (MOMENTS[moment].duringTurn ? 'stopped' : 'same'),
   },
-  /** Turn 3 is sent at the moment (the AI SDK's Chat lets a send overlap a turn). */
+  /** The next turn is sent at the moment (the AI SDK's Chat lets a send overlap a turn). */
   'second send': {
+    needsNextTurn: true,
     apply: async (context) => {
-      context.world.send(TURNS[2] as string);
-      context.sentTurn3 = true;
+      context.world.send(TURNS[context.turn + 1] as string);
+      context.sentNext = true;
     },
     outcome: (moment) => (MOMENTS[moment].replyStarted ? 'same' : 'overlapped'),
   },
   /** Another device, with its own (empty) storage, sends into the same chat at the moment. */
   'second device': {
-    apply: async (context) => {
-      const { world } = context;
-      const keep = world.current;
+    apply: async ({ world, others }) => {
       const other = world.device(memoryPersistence());
-      context.secondDevice = other;
-      world.current = keep;
-      world.send('from the other device', other);
+      others.push(other);
+      world.send(OTHER_DEVICE, other);
     },
     outcome: () => 'same',
   },
@@ -237,10 +273,10 @@ const ACTIONS = {
     },
     outcome: () => 'same',
   },
-  /** The network cuts the open `.out` connection. */
+  /** The network cuts the open `.out` connection (a no-op when none is open). */
   'dropped .out connection': {
-    apply: async ({ world }) => {
-      world.log.push(`dropped ${world.current.page.dropOut()} .out connection(s)`);
+    apply: async ({ world, turn }) => {
+      world.log.push(`turn ${turn + 1}: dropped ${world.current.page.dropOut()} .out connection(s)`);
     },
     outcome: () => 'same',
   },
@@ -248,49 +284,16 @@ const ACTIONS = {
 
 type ActionName = keyof typeof ACTIONS;
 
-/**
- * A restart of the dev server is not in the table: the fixture cannot restart a server in
- * place (sessions live in the server's memory, and a new one listens on another port).
- */
-
 // ---------------------------------------------------------------------------------------
-// The cells.
+// One conversation, with actions injected at moments of its turns.
 
-interface Cell {
+interface Injection {
   action: ActionName;
   moment: MomentName;
-  /** Fails on the current code: why, and the item of issue 18 it matches. Runs as `it.fails`. */
-  knownDefect?: string;
 }
 
-/**
- * Cells that fail on the current code (each failure message inspected once). Remove an
- * entry when its cell turns red: the defect is fixed.
- */
-const KNOWN_DEFECTS: Partial<Record<`${ActionName} @ ${MomentName}`, string>> = {
-  'reload @ append stored, no chunk yet':
-    "turn 2's reply is lost: the resume peeks (X-Peek-Settled) and ends empty while the agent is silent (issue 18 item 1)",
-  'disconnect @ append stored, no chunk yet':
-    "turn 2's reply is lost on remount: the resume peeks and ends empty while the agent is silent (issue 18 item 1)",
-  'reload @ between turn-complete and trim':
-    'turn 3 fails TURN_REJECTED, its reply not shown: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'reload @ idle (trimmed)':
-    'turn 3 fails TURN_REJECTED, its reply not shown: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'disconnect @ between turn-complete and trim':
-    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'disconnect @ idle (trimmed)':
-    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'second device @ append stored, no chunk yet':
-    "the other device's reply starts with this device's silent turn-2 reply: a quiet .out is taken for the live edge (issue 18 item 6)",
-};
-
-const CELLS: Cell[] = (Object.keys(ACTIONS) as ActionName[]).flatMap((action) =>
-  (Object.keys(MOMENTS) as MomentName[]).map((moment) => ({
-    action,
-    moment,
-    knownDefect: KNOWN_DEFECTS[`${action} @ ${moment}`],
-  })),
-);
+const describeInjection = (turn: number, { action, moment }: Injection) =>
+  `${action} @ ${moment} (turn ${turn + 1})`;
 
 interface Run {
   transcript: string[];
@@ -299,66 +302,192 @@ interface Run {
   turnLive: boolean;
   open: number;
   log: string[];
-  secondDevice?: { transcript: string[]; errors: unknown[] };
+  outcomes: (Outcome | undefined)[];
+  others: { transcript: string[]; errors: unknown[] }[];
 }
 
-async function runCell(server: DevServer, cell: Cell | undefined): Promise<Run> {
-  const world = new World(server, uniqueChatId('moments'));
-  try {
-    world.send(TURNS[0] as string);
-    await world.settle(world.current, 'turn 1');
-    const context: ActionContext = {
-      world,
-      moment: cell?.moment ?? 'idle (trimmed)',
-      duringTurn: cell === undefined ? false : MOMENTS[cell.moment].duringTurn,
-      sentTurn3: false,
-    };
-    if (cell === undefined) {
-      world.send(TURNS[1] as string);
-      await world.settle(world.current, 'turn 2');
-    } else {
-      const moment: Moment = MOMENTS[cell.moment];
-      const action: Action = ACTIONS[cell.action];
-      const state = moment.arm(world);
-      world.send(TURNS[1] as string);
-      await moment.reach(world, state);
-      await action.apply(context);
-      await moment.release(world, state);
-      await action.after?.(context);
-      await world.settle(world.current, 'turn 2');
-      if (context.secondDevice !== undefined) await world.settle(context.secondDevice, 'the other device');
+/** The three turns, one call per turn; `finish` sends what is left and collects the run. */
+class Conversation {
+  readonly world: World;
+  /** Turns sent so far (a second send sends the next one early). */
+  private sent = 0;
+  /** Turns done (the next `turn` call plays turn `done`). */
+  done = 0;
+  readonly outcomes: (Outcome | undefined)[] = [];
+  readonly others: Device[] = [];
+
+  constructor(server: DevServer) {
+    this.world = new World(server, uniqueChatId('moments'));
+  }
+
+  /** Plays the next turn, with `injection` at its moment. */
+  async turn(injection?: Injection): Promise<void> {
+    const { world } = this;
+    const index = this.done;
+    const text = TURNS[index] as string;
+    this.done++;
+    if (index < this.sent) {
+      await world.settle(world.current, `turn ${index + 1}`);
+      return;
     }
-    if (!context.sentTurn3) {
-      world.send(TURNS[2] as string);
-      await world.settle(world.current, 'turn 3');
+    if (injection === undefined) {
+      this.sent = index + 1;
+      world.send(text);
+      await world.settle(world.current, `turn ${index + 1}`);
+      return;
     }
-    const turnLive = world.current.transport.getState(world.chatId).turnLive;
-    const run: Run = {
-      transcript: world.transcript(),
-      errors: world.current.errors,
-      status: world.current.chat.status,
-      turnLive,
-      open: 0,
-      log: world.log,
-    };
-    if (context.secondDevice !== undefined)
-      run.secondDevice = {
-        transcript: world.transcript(context.secondDevice),
-        errors: context.secondDevice.errors,
+    world.log.push(describeInjection(index, injection));
+    const moment: Moment = MOMENTS[injection.moment];
+    const action: Action = ACTIONS[injection.action];
+    const context: ActionContext = { world, turn: index, sentNext: false, others: this.others };
+    const state = moment.arm(world);
+    this.sent = index + 1;
+    world.send(text);
+    await moment.reach(world, state);
+    await action.apply(context);
+    await moment.release(world, state);
+    await world.settle(world.current, `turn ${index + 1}`);
+    for (const other of this.others) await world.settle(other, 'the other device');
+    if (context.sentNext) this.sent = index + 2;
+    this.outcomes[index] = action.outcome(injection.moment);
+  }
+
+  async finish(): Promise<Run> {
+    const { world } = this;
+    try {
+      while (this.done < TURNS.length) await this.turn();
+      const run: Run = {
+        transcript: world.transcript(),
+        errors: world.current.errors,
+        status: world.current.chat.status,
+        turnLive: world.current.transport.getState(world.chatId).turnLive,
+        open: 0,
+        log: world.log,
+        outcomes: this.outcomes,
+        others: this.others.map((other) => ({ transcript: world.transcript(other), errors: other.errors })),
       };
-    run.open = await world.close();
-    return run;
-  } finally {
-    await world.close();
+      run.open = await world.close();
+      return run;
+    } finally {
+      await world.close();
+    }
   }
 }
+
+/** The messages a run should end with: each turn's exchange, changed by its outcome. */
+type Expected = string | { cutOf: string };
+
+function expectedMessages(outcomes: readonly (Outcome | undefined)[]): Expected[] {
+  const expected: Expected[] = [];
+  let userShown = false;
+  TURNS.forEach((text, index) => {
+    const user = `user: ${text}`;
+    const assistant = `assistant: ${reply(text)}`;
+    if (!userShown) expected.push(user);
+    userShown = false;
+    const outcome = outcomes[index] ?? 'same';
+    if (outcome === 'stopped') expected.push({ cutOf: assistant });
+    else if (outcome === 'overlapped') {
+      expected.push(`user: ${TURNS[index + 1]}`, assistant);
+      userShown = true;
+    } else if (outcome !== 'unsent') expected.push(assistant);
+  });
+  return expected;
+}
+
+/** `expected` with each cut reply resolved against `actual` (a prefix of the reply, or absent). */
+function resolveCuts(actual: readonly string[], expected: readonly Expected[]): string[] {
+  const resolved: string[] = [];
+  let at = 0;
+  for (const entry of expected) {
+    if (typeof entry === 'string') {
+      resolved.push(entry);
+      at++;
+      continue;
+    }
+    const candidate = actual[at];
+    const prefix = 'assistant: ';
+    if (candidate?.startsWith(prefix) && entry.cutOf.startsWith(candidate)) {
+      resolved.push(candidate);
+      at++;
+    }
+  }
+  return resolved;
+}
+
+function check(label: string, run: Run): void {
+  const context = `${label}\n${run.log.join('\n')}`;
+  expect(run.errors.map(String), context).toEqual([]);
+  expect(run.transcript, context).toEqual(resolveCuts(run.transcript, expectedMessages(run.outcomes)));
+  for (const other of run.others) {
+    expect(other.errors.map(String), `${context}\n(the other device)`).toEqual([]);
+    expect(other.transcript, `${context}\n(the other device)`).toEqual([
+      `user: ${OTHER_DEVICE}`,
+      `assistant: ${reply(OTHER_DEVICE)}`,
+    ]);
+  }
+  expect(run.status, context).toBe('ready');
+  expect(run.turnLive, `${context}\n(turnLive at the end)`).toBe(false);
+  expect(run.open, `${context}\n(.out connections open after close)`).toBe(0);
+}
+
+// ---------------------------------------------------------------------------------------
+// The cells.
+
+interface Cell extends Injection {
+  /** 0: the first send of a new chat; 1: a chat with a history. */
+  turn: number;
+  /** Fails on the current code: why, and the item of issue 18 it matches. Runs as `it.fails`. */
+  knownDefect?: string;
+}
+
+type CellName = `${ActionName} @ ${MomentName} (turn ${1 | 2})`;
+
+/**
+ * Cells that fail on the current code (each failure message inspected once). Remove an
+ * entry when its cell turns red: the defect is fixed.
+ */
+const KNOWN_DEFECTS: Partial<Record<CellName, string>> = {
+  'reload @ before the append is sent (turn 1)':
+    'the resume hangs (~167 s on a pushed clock, then STREAM_DISCONNECTED, turnLive left true): the chat was saved as live before its first append reached the server, and the empty .out never settles a peek (not in issue 18; near items 18 and 19)',
+  'second device @ append stored, no chunk yet (turn 1)':
+    "the other device's reply starts with this device's silent turn-1 reply: a quiet .out is taken for the live edge (issue 18 item 6)",
+  'reload @ append stored, no chunk yet (turn 2)':
+    "turn 2's reply is lost: the resume peeks (X-Peek-Settled) and ends empty while the agent is silent (issue 18 item 1)",
+  'disconnect @ append stored, no chunk yet (turn 2)':
+    "turn 2's reply is lost on remount: the resume peeks and ends empty while the agent is silent (issue 18 item 1)",
+  'reload @ between turn-complete and trim (turn 2)':
+    'turn 3 fails TURN_REJECTED, its reply not shown: a send while the settled resume still drains is credited to that peek (not in issue 18)',
+  'reload @ idle (trimmed) (turn 2)':
+    'turn 3 fails TURN_REJECTED, its reply not shown: a send while the settled resume still drains is credited to that peek (not in issue 18)',
+  'disconnect @ between turn-complete and trim (turn 2)':
+    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
+  'disconnect @ idle (trimmed) (turn 2)':
+    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
+  'second device @ append stored, no chunk yet (turn 2)':
+    "the other device's reply starts with this device's silent turn-2 reply: a quiet .out is taken for the live edge (issue 18 item 6)",
+};
+
+const CELLS: Cell[] = (Object.keys(ACTIONS) as ActionName[]).flatMap((action) =>
+  [0, 1].flatMap((turn) =>
+    (Object.keys(MOMENTS) as MomentName[])
+      // Turn 1's own after-moments are turn 2's "before": the matrix places them after turn 2.
+      .filter((moment) => (turn === 0 ? MOMENTS[moment].duringTurn : turn >= MOMENTS[moment].minTurn))
+      .map((moment) => ({
+        action,
+        moment,
+        turn,
+        knownDefect: KNOWN_DEFECTS[describeInjection(turn, { action, moment }) as CellName],
+      })),
+  ),
+);
 
 let pool: ServerPool;
 let baseline: Run;
 
 beforeAll(async () => {
   pool = await ServerPool.start(4);
-  baseline = await pool.lease((server) => runCell(server, undefined));
+  baseline = await pool.lease((server) => new Conversation(server).finish());
   expect(baseline.transcript).toEqual(
     TURNS.flatMap((text) => [`user: ${text}`, `assistant: ${reply(text)}`]),
   );
@@ -370,49 +499,108 @@ afterAll(async () => {
   await pool?.close();
 });
 
-function check(cell: Cell, run: Run): void {
-  const context = `${cell.action} @ ${cell.moment}\n${run.log.join('\n')}`;
-  expect(run.errors.map(String), context).toEqual([]);
-  const outcome = ACTIONS[cell.action].outcome(cell.moment);
-  if (outcome === 'same') expect(run.transcript, context).toEqual(baseline.transcript);
-  else if (outcome === 'overlapped') {
-    const [u1, a1, u2, a2, u3, a3] = baseline.transcript;
-    expect(run.transcript, context).toEqual([u1, a1, u2, u3, a2, a3]);
-  } else {
-    // Turn 1 whole; turn 2's message; its reply cut (or absent, or never asked for); turn 3 whole.
-    expect(run.transcript.slice(0, 3), context).toEqual(baseline.transcript.slice(0, 3));
-    expect(run.transcript.slice(-2), context).toEqual(baseline.transcript.slice(-2));
-    const middle = run.transcript.slice(3, -2);
-    if (outcome === 'unsent') expect(middle, context).toEqual([]);
-    else {
-      expect(middle.length, context).toBeLessThanOrEqual(1);
-      const cut = middle[0];
-      if (cut !== undefined) {
-        expect(cut.startsWith('assistant: '), context).toBe(true);
-        expect(reply(TURNS[1] as string).startsWith(cut.slice('assistant: '.length)), context).toBe(true);
-      }
-    }
-  }
-  if (run.secondDevice !== undefined) {
-    expect(run.secondDevice.errors.map(String), context).toEqual([]);
-    expect(run.secondDevice.transcript, context).toEqual([
-      'user: from the other device',
-      `assistant: ${reply('from the other device')}`,
-    ]);
-  }
-  expect(run.status, context).toBe('ready');
-  expect(run.turnLive, context).toBe(false);
-  expect(run.open, context).toBe(0);
-}
-
 describe.concurrent('user actions × turn moments', () => {
+  it('the fault-free run is what every cell compares with', () => {
+    expect(expectedMessages([]).filter((entry) => typeof entry === 'string')).toEqual(baseline.transcript);
+  });
   for (const cell of CELLS) {
-    const name = `${cell.action} @ ${cell.moment}${cell.knownDefect === undefined ? '' : ` (known defect: ${cell.knownDefect})`}`;
+    const label = describeInjection(cell.turn, cell);
+    const name = cell.knownDefect === undefined ? label : `${label}: known defect: ${cell.knownDefect}`;
     const body = async () => {
-      const run = await pool.lease((server) => runCell(server, cell));
-      check(cell, run);
+      const run = await pool.lease(async (server) => {
+        const conversation = new Conversation(server);
+        try {
+          while (conversation.done < cell.turn) await conversation.turn();
+          await conversation.turn(cell);
+          return await conversation.finish();
+        } finally {
+          await conversation.world.close();
+        }
+      });
+      check(label, run);
     };
     if (cell.knownDefect === undefined) it(name, body, 30_000);
     else it.fails(name, body, 30_000);
   }
+});
+
+// ---------------------------------------------------------------------------------------
+// Random sequences of the cells that hold.
+
+const RANDOM_RUNS = Number(process.env.MOMENTS_RUNS ?? 6);
+const SEED = Number(process.env.MOMENTS_SEED ?? 18);
+
+/** (action, moment) pairs with no known defect in any turn. */
+const HOLDING = (Object.keys(ACTIONS) as ActionName[]).flatMap((action) =>
+  (Object.keys(MOMENTS) as MomentName[])
+    .filter(
+      (moment) => !CELLS.some((cell) => cell.action === action && cell.moment === moment && cell.knownDefect),
+    )
+    .map((moment): Injection => ({ action, moment })),
+);
+
+interface Model {
+  /** Turns played. */
+  turn: number;
+  /** A second send already sent the next turn: nothing can be injected into it. */
+  nextSent: boolean;
+}
+
+class TurnCommand implements fc.AsyncCommand<Model, Conversation> {
+  constructor(readonly injection: Injection | undefined) {}
+
+  check(model: Readonly<Model>): boolean {
+    if (model.turn >= TURNS.length) return false;
+    const { injection } = this;
+    if (injection === undefined) return true;
+    if (model.nextSent) return false;
+    if (model.turn < MOMENTS[injection.moment].minTurn) return false;
+    const action: Action = ACTIONS[injection.action];
+    return action.needsNextTurn !== true || model.turn + 1 < TURNS.length;
+  }
+
+  async run(model: Model, conversation: Conversation): Promise<void> {
+    await conversation.turn(this.injection);
+    const action: Action | undefined = this.injection && ACTIONS[this.injection.action];
+    model.nextSent = action?.needsNextTurn === true;
+    model.turn++;
+    expect(conversation.done).toBe(model.turn);
+  }
+
+  toString(): string {
+    return this.injection === undefined
+      ? 'plain turn'
+      : `${this.injection.action} @ ${this.injection.moment}`;
+  }
+}
+
+describe('random sequences of user actions', () => {
+  it(`${RANDOM_RUNS} seeded runs of three turns (MOMENTS_SEED=${SEED})`, async () => {
+    const commands = fc.commands(
+      [
+        fc.constant(new TurnCommand(undefined)),
+        fc.constantFrom(...HOLDING).map((injection) => new TurnCommand(injection)),
+        fc.constantFrom(...HOLDING).map((injection) => new TurnCommand(injection)),
+      ],
+      { maxCommands: TURNS.length },
+    );
+    await fc.assert(
+      fc.asyncProperty(commands, async (sequence) => {
+        const run = await pool.lease(async (server) => {
+          const conversation = new Conversation(server);
+          try {
+            await fc.asyncModelRun(
+              () => ({ model: { turn: 0, nextSent: false }, real: conversation }),
+              sequence,
+            );
+            return await conversation.finish();
+          } finally {
+            await conversation.world.close();
+          }
+        });
+        check(`MOMENTS_SEED=${SEED}: ${sequence.toString()}`, run);
+      }),
+      { numRuns: RANDOM_RUNS, seed: SEED, endOnFailure: true },
+    );
+  }, 120_000);
 });

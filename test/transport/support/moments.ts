@@ -1,4 +1,5 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
+import type { ClientEnvironment } from '../../../src/client/environment.js';
 import type { SessionPersistence } from '../../../src/client/persistence.js';
 import { memoryPersistence } from '../../../src/client/persistence.js';
 import { type AgentStream, type DevServer, defineAgent, echoAgent } from '../../../src/dev-server/index.js';
@@ -310,6 +311,8 @@ export class World {
   constructor(
     readonly server: DevServer,
     readonly chatId: string,
+    /** A clock for every page (`virtualClock().environment`); default: real time. */
+    readonly clock?: Pick<ClientEnvironment, 'now' | 'setTimeout' | 'clearTimeout'>,
   ) {
     this.current = this.device(memoryPersistence());
   }
@@ -323,7 +326,7 @@ export class World {
       startSession: startSessionVia(this.server),
       fetch: page.fetch,
       persistence,
-      environment: { warn: () => {} },
+      environment: { warn: () => {}, ...this.clock },
     });
     const device: Device = {
       page,
