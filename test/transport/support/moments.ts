@@ -160,7 +160,8 @@ export class Page {
       }
       if (isAppend) this.appendsSent++;
       const response = await inner(input, init);
-      if (isAppend && this.holdResponse) {
+      // Only a stored append's answer is held (a 401 or 429 on the way is passed on).
+      if (isAppend && this.holdResponse && response.ok) {
         this.holdResponse = false;
         const text = await response.text();
         await this.wait(init?.signal ?? undefined);
