@@ -266,6 +266,29 @@ const ACTIONS = {
     },
     outcome: (moment) => (MOMENTS[moment].replyStarted ? 'same' : 'overlapped'),
   },
+  /**
+   * A steering message (`sendPendingMessage`): appended at the moment, the open stream left
+   * alone. The echo agent does not inject pending messages, so it answers it as a turn of
+   * its own, which no stream of this chat shows; the next send shows only its own reply.
+   */
+  'steering message': {
+    apply: async ({ world }) => {
+      // Not awaited: the turn's own append may be held at this moment.
+      const device = world.current;
+      const errors = device.errors;
+      const message = { id: `steer-${Math.random().toString(36).slice(2)}`, role: 'user' as const };
+      const steering = device.transport
+        .sendPendingMessage(world.chatId, {
+          ...message,
+          parts: [{ type: 'text', text: 'also, keep it short' }],
+        })
+        .catch((error: unknown) => {
+          errors.push(error);
+        });
+      device.pending.push(steering);
+    },
+    outcome: () => 'same',
+  },
   /** Another device, with its own (empty) storage, sends into the same chat at the moment. */
   'second device': {
     apply: async ({ world, others }) => {
