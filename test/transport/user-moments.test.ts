@@ -3,14 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryPersistence } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { TestChat, transcript, uniqueChatId, waitFor } from './support/dev-server-fixture.js';
-import {
-  type AgentPause,
-  BOUND_MS,
-  type Device,
-  pauseNextTurn,
-  ServerPool,
-  World,
-} from './support/moments.js';
+import { type AgentPause, BOUND_MS, type Device, pauseTurn, ServerPool, World } from './support/moments.js';
 
 /**
  * What users do, and when: every action × every moment of a turn, at the transport level,
@@ -54,6 +47,8 @@ const DELTAS_BEFORE_PAUSE = MID_REPLY_CHUNK - 3;
 const SILENT_MS = 1_500;
 /** How long `turnLive` may stay true after a turn ended on screen (a stop being stored). */
 const LIVE_AFTER_END_MS = 1_000;
+/** How long a reader may outlive the last turn (a settled peek drains for about 1 s). */
+const IDLE_OUT_MS = 1_500;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -73,8 +68,8 @@ interface Moment {
   replyStarted: boolean;
   /** The first turn (0-based) this moment exists in. */
   minTurn: number;
-  /** Before the turn is sent. */
-  arm(world: World): MomentState;
+  /** Before the turn with the user message `text` is sent. */
+  arm(world: World, text: string): MomentState;
   /** Resolves once the moment holds. */
   reach(world: World, state: MomentState): Promise<void>;
   /** Lets the turn go on once the action is done. */
@@ -94,8 +89,8 @@ const MOMENTS = {
     duringTurn: true,
     replyStarted: false,
     minTurn: 0,
-    arm: (world) => {
-      world.current.page.holdNextAppendRequest();
+    arm: (world, text) => {
+      world.current.page.holdAppendRequest(text);
       return {};
     },
     reach: (world) => waitFor(() => world.current.page.holding === 1, BOUND_MS, 'the held append request'),
@@ -107,9 +102,9 @@ const MOMENTS = {
     duringTurn: true,
     replyStarted: false,
     minTurn: 0,
-    arm: (world) => {
-      world.current.page.holdNextAppendResponse();
-      return { pause: pauseNextTurn(world.chatId, 0) };
+    arm: (world, text) => {
+      world.current.page.holdAppendResponse(text);
+      return { pause: pauseTurn(world.chatId, text, 0) };
     },
     reach: (world, { pause }) =>
       waitFor(
@@ -126,8 +121,8 @@ const MOMENTS = {
     duringTurn: true,
     replyStarted: false,
     minTurn: 0,
-    arm: (world) => ({
-      pause: pauseNextTurn(world.chatId, 0),
+    arm: (world, text) => ({
+      pause: pauseTurn(world.chatId, text, 0),
       answeredBefore: world.current.page.appendsAnswered,
     }),
     reach: (world, { pause, answeredBefore = 0 }) =>
@@ -145,7 +140,7 @@ const MOMENTS = {
     duringTurn: true,
     replyStarted: true,
     minTurn: 0,
-    arm: (world) => ({ pause: pauseNextTurn(world.chatId, MID_REPLY_CHUNK) }),
+    arm: (world, text) => ({ pause: pauseTurn(world.chatId, text, MID_REPLY_CHUNK) }),
     reach: (world, { pause }) =>
       waitFor(
         () => pause?.reached === true && lastAssistantText(world).length === DELTAS_BEFORE_PAUSE * 8,
@@ -261,8 +256,13 @@ const ACTIONS = {
   'second send': {
     needsNextTurn: true,
     apply: async (context) => {
+      const { page } = context.world.current;
+      const sent = page.appendsSent;
       context.world.send(TURNS[context.turn + 1] as string);
       context.sentNext = true;
+      // Where this turn's own append is held unsent, give the second one the time to go out
+      // first (a client that keeps appends in order holds it back: then this just waits).
+      await waitFor(() => page.appendsSent > sent, 500).catch(() => {});
     },
     outcome: (moment) => (MOMENTS[moment].replyStarted ? 'same' : 'overlapped'),
   },
@@ -386,6 +386,8 @@ interface Run {
   status: string;
   turnLive: boolean;
   liveAfterEnd: number[];
+  /** `.out` connections still open `IDLE_OUT_MS` after the last turn (transports open). */
+  openWhileIdle: number;
   open: number;
   log: string[];
   outcomes: (Outcome | undefined)[];
@@ -397,6 +399,11 @@ class Conversation {
   readonly world: World;
   /** Turns sent so far (a second send sends the next one early). */
   private sent = 0;
+
+  /** Turns sent so far (all of them ended once `turn` returned). */
+  get sentTurns(): number {
+    return this.sent;
+  }
   /** Turns done (the next `turn` call plays turn `done`). */
   done = 0;
   readonly outcomes: (Outcome | undefined)[] = [];
@@ -429,7 +436,7 @@ class Conversation {
     const moment: Moment = MOMENTS[injection.moment];
     const action: Action = ACTIONS[injection.action];
     const context: ActionContext = { world, turn: index, sentNext: false, others: this.others };
-    const state = moment.arm(world);
+    const state = moment.arm(world, text);
     this.sent = index + 1;
     world.send(text);
     await moment.reach(world, state);
@@ -454,7 +461,10 @@ class Conversation {
     const { world } = this;
     try {
       while (this.done < TURNS.length) await this.turn();
+      const openOut = () => world.devices.reduce((sum, device) => sum + device.page.openOutCount, 0);
+      await waitFor(() => openOut() === 0, IDLE_OUT_MS).catch(() => {});
       const run: Run = {
+        openWhileIdle: openOut(),
         transcript: world.transcript(),
         errors: world.current.errors,
         status: world.current.chat.status,
@@ -480,10 +490,10 @@ class Conversation {
 /** The messages a run should end with: each turn's exchange, changed by its outcome. */
 type Expected = string | { cutOf: string };
 
-function expectedMessages(outcomes: readonly (Outcome | undefined)[]): Expected[] {
+function expectedMessages(outcomes: readonly (Outcome | undefined)[], turns = TURNS.length): Expected[] {
   const expected: Expected[] = [];
   let userShown = false;
-  TURNS.forEach((text, index) => {
+  TURNS.slice(0, turns).forEach((text, index) => {
     const user = `user: ${text}`;
     const assistant = `assistant: ${reply(text)}`;
     if (!userShown) expected.push(user);
@@ -530,6 +540,7 @@ function check(label: string, run: Run): void {
   expect(run.status, context).toBe('ready');
   expect(run.liveAfterEnd, `${context}\n(turns after which turnLive stayed true)`).toEqual([]);
   expect(run.turnLive, `${context}\n(turnLive at the end)`).toBe(false);
+  expect(run.openWhileIdle, `${context}\n(.out connections open after the last turn)`).toBe(0);
   expect(run.open, `${context}\n(.out connections open after close)`).toBe(0);
 }
 
@@ -757,6 +768,14 @@ class TurnCommand implements fc.AsyncCommand<Model, Conversation> {
     model.otherTurnUnread = this.injection !== undefined && OTHER_WRITERS.includes(this.injection.action);
     model.turn++;
     expect(conversation.done).toBe(model.turn);
+    // After every step, the chat shows what the steps so far should have left on screen.
+    const { world } = conversation;
+    const label = `MOMENTS_SEED=${SEED}, after ${this.toString()}\n${world.log.join('\n')}`;
+    const shown = world.transcript();
+    expect(world.current.errors.map(String), label).toEqual([]);
+    expect(shown, label).toEqual(
+      resolveCuts(shown, expectedMessages(conversation.outcomes, conversation.sentTurns)),
+    );
   }
 
   toString(): string {

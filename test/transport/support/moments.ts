@@ -34,14 +34,20 @@ export interface AgentPause {
 
 const pauses = new Map<string, AgentPause & { released: Promise<void> }>();
 
-/** The next turn of `chatId` stops before its chunk `beforeChunk` until `release()` (or a stop). */
-export function pauseNextTurn(chatId: string, beforeChunk: number): AgentPause {
+const pauseKey = (chatId: string, text: string) => `${chatId}\u0000${text}`;
+
+/**
+ * The turn of `chatId` that answers the user message `text` stops before its chunk
+ * `beforeChunk` until `release()` (or a stop). Keyed by the text, not "the next turn": a
+ * stopped earlier turn the agent runs late must not take it.
+ */
+export function pauseTurn(chatId: string, text: string, beforeChunk: number): AgentPause {
   let release = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
   const pause = { beforeChunk, reached: false, release, released };
-  pauses.set(chatId, pause);
+  pauses.set(pauseKey(chatId, text), pause);
   return pause;
 }
 
@@ -68,14 +74,18 @@ async function* pausable(
   }
 }
 
-/** The echo agent (same id, same answers), with `pauseNextTurn`. */
+/** The echo agent (same id, same answers), with `pauseTurn`. */
 export const pausableEchoAgent = defineAgent({
   ...echoAgent,
   run(context) {
     const inner = echoAgent.run(context) as AsyncIterable<UIMessageChunk>;
-    const pause = pauses.get(context.chatId);
+    const last = context.messages[context.messages.length - 1];
+    const text =
+      last?.role === 'user' ? last.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') : '';
+    const key = pauseKey(context.chatId, text);
+    const pause = pauses.get(key);
     if (pause === undefined) return inner as AgentStream;
-    pauses.delete(context.chatId);
+    pauses.delete(key);
     return pausable(inner, pause, context.signal) as AgentStream;
   },
 });
@@ -137,8 +147,9 @@ const abortError = () => new DOMException('This operation was aborted', 'AbortEr
  */
 export class Page {
   readonly fetch: Fetch;
-  private holdRequest = false;
-  private holdResponse = false;
+  /** Held: the append whose body carries this text (a user message's), once. */
+  private holdRequest: string | undefined;
+  private holdResponse: string | undefined;
   private readonly held: (() => void)[] = [];
   private readonly openOut = new Set<(error: unknown) => void>();
   private readonly openBodies = new Set<() => void>();
@@ -154,15 +165,20 @@ export class Page {
       const url = urlOf(input);
       const isAppend = url.pathname.endsWith('/in/append');
       const isOut = url.pathname.endsWith('/out');
-      if (isAppend && this.holdRequest) {
-        this.holdRequest = false;
+      const carries = (text: string | undefined) =>
+        isAppend &&
+        text !== undefined &&
+        typeof init?.body === 'string' &&
+        init.body.includes(JSON.stringify(text));
+      if (carries(this.holdRequest)) {
+        this.holdRequest = undefined;
         await this.wait(init?.signal ?? undefined);
       }
       if (isAppend) this.appendsSent++;
       const response = await inner(input, init);
       // Only a stored append's answer is held (a 401 or 429 on the way is passed on).
-      if (isAppend && this.holdResponse && response.ok) {
-        this.holdResponse = false;
+      if (carries(this.holdResponse) && response.ok) {
+        this.holdResponse = undefined;
         const text = await response.text();
         await this.wait(init?.signal ?? undefined);
         this.appendsAnswered++;
@@ -178,14 +194,14 @@ export class Page {
     };
   }
 
-  /** The next append request waits here, unsent, until `release()`. */
-  holdNextAppendRequest(): void {
-    this.holdRequest = true;
+  /** The append of the message with `text` waits here, unsent, until `release()`. */
+  holdAppendRequest(text: string): void {
+    this.holdRequest = text;
   }
 
-  /** The next append is sent and stored; its response waits here until `release()`. */
-  holdNextAppendResponse(): void {
-    this.holdResponse = true;
+  /** The append of the message with `text` is sent and stored; its answer waits here until `release()`. */
+  holdAppendResponse(text: string): void {
+    this.holdResponse = text;
   }
 
   /** Requests or responses currently held. */
