@@ -98,6 +98,9 @@ const MOMENTS = {
     },
     reach: (world) => waitFor(() => world.current.page.holding === 1, BOUND_MS, 'the held append request'),
     release: async (world) => {
+      // After the action's timers of this tick (a stop's abort is deferred one timer tick):
+      // a request the page had not sent is aborted, never sent late.
+      await sleep(20);
       for (const device of world.devices) device.page.release();
     },
   },
@@ -564,6 +567,14 @@ type CellName = `${ActionName} @ ${MomentName} (turn ${1 | 2})`;
  * entry when its cell turns red: the defect is fixed.
  */
 const KNOWN_DEFECTS: Partial<Record<CellName, string>> = {
+  'stop @ before the append is sent (turn 1)':
+    "the next turn fails TURN_REJECTED, its reply not shown: the stopped message was never sent, yet the stopped turn stays marked as expected to start and is credited with the next reply's start (issue 18 item 15)",
+  'stop @ before the append is sent (turn 2)':
+    "the next turn fails TURN_REJECTED, its reply not shown: the stopped message was never sent, yet the stopped turn stays marked as expected to start and is credited with the next reply's start (issue 18 item 15)",
+  'second device @ before the append is sent (turn 2)':
+    "this page's turn-2 reply starts with the other device's reply, stored first while this page's append waited: replies matched to turns by order, not by the append's seq (issue 18 item 6)",
+  'second tab @ before the append is sent (turn 2)':
+    "this page's turn-2 reply starts with the other tab's reply, stored first while this page's append waited: replies matched to turns by order, not by the append's seq (issue 18 item 6)",
   'second tab @ append stored, no chunk yet (turn 1)':
     "the other tab's reply starts with this tab's silent turn-1 reply: a quiet .out is taken for the live edge, although the shared record says a turn is live (issue 18 item 6)",
   'second tab @ append stored, no chunk yet (turn 2)':
@@ -696,14 +707,6 @@ const SEQUENCES: { plan: (Injection | undefined)[]; knownDefect?: string }[] = [
     ],
     knownDefect:
       "turn 3 fails TURN_REJECTED, its reply not shown: turn 2's append was refused (401, expired token) when the stop came, and the stopped turn, marked as expected to start, is credited with turn 3's start (issue 18 item 15)",
-  },
-  {
-    plan: [
-      { action: 'stop', moment: 'before the append is sent' },
-      { action: 'reload', moment: 'mid-reply' },
-    ],
-    knownDefect:
-      "the resumed turn 2 shows turn 1's reply: the message stopped before it went out was stored and answered in full, and after the reload the stopped mark is gone (issue 18 item 16)",
   },
   {
     plan: [
