@@ -53,6 +53,13 @@ interface ChatEntry {
    */
   inSeq: number | undefined;
   /**
+   * Steering messages and actions sent since this page's last send: the agent may answer
+   * each with a turn of its own after the current one, so that turn's end is no edge.
+   * `inFlight`: not answered yet; `maxSeq`: the highest `.in` seq among the answered ones
+   * (`null`: one came back without a seq).
+   */
+  side: { count: number; inFlight: number; maxSeq: number | null };
+  /**
    * The send whose abort set `stopped`, and the `.in` seq known before its append: a refusal
    * of that append, or a stop stored right after that seq, shows it was never stored, and
    * the mark is cleared (else the next reply would be taken for its reply).
@@ -201,7 +208,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       client.store.setState({ turnLive: true, turnStored: false, turnStartCursor: before.lastEventId });
     let result: AppendResult;
     try {
-      result = await client.append(chunk, { headers: options.headers });
+      result = await this.appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
     } catch (error) {
       entry.inSeq = undefined;
       if (goesLive && entry.generation === generation && !client.getState().closed)
@@ -229,7 +236,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const entry = this.entry(chatId);
     entry.stops.flush();
     entry.edge = undefined;
-    const result = await entry.client.append(chunk, { headers: options.headers, kind: 'pending-message' });
+    const result = await this.appendSideInput(entry, () =>
+      entry.client.append(chunk, { headers: options.headers, kind: 'pending-message' }),
+    );
     this.noteInSeq(entry, result.seq);
     return result;
   }
@@ -348,6 +357,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       },
     };
     entry.edge = undefined;
+    entry.side = { count: 0, inFlight: 0, maxSeq: -1 };
     this.markStopped(entry, undefined);
     entry.stoppedBy = undefined;
     // Sending while a reply streams: the earlier turn keeps its reader to its own
@@ -453,9 +463,36 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private onTurnEnd(entry: ChatEntry, turn: TurnStream, outcome: TurnOutcome): void {
     entry.draining.delete(turn);
     if (outcome !== 'completed' && outcome !== 'rejected') return;
-    const inSeq = turn.completedInSeq;
-    entry.inSeq = inSeq === undefined ? undefined : Math.max(inSeq, entry.inSeq ?? -1);
-    if (entry.active === turn) entry.edge = turn;
+    const consumed = turn.completedInSeq;
+    // A steering message or action this turn did not take in (by seq; unknown: assume not)
+    // gets a turn of its own after this one: the next send must read to it.
+    const { side } = entry;
+    const sideTurnPending =
+      side.count > 0 &&
+      (side.inFlight > 0 || side.maxSeq === null || consumed === undefined || consumed < side.maxSeq);
+    entry.inSeq = consumed === undefined ? undefined : Math.max(consumed, entry.inSeq ?? -1);
+    if (entry.active === turn && !sideTurnPending) entry.edge = turn;
+  }
+
+  /** A steering message or an action: noted in `side` (see there) while and after it goes out. */
+  private async appendSideInput(
+    entry: ChatEntry,
+    append: () => Promise<AppendResult>,
+  ): Promise<AppendResult> {
+    const side = entry.side;
+    side.count++;
+    side.inFlight++;
+    try {
+      const result = await append();
+      if (side.maxSeq !== null)
+        side.maxSeq = result.seq === undefined ? null : Math.max(side.maxSeq, result.seq);
+      return result;
+    } catch (error) {
+      side.maxSeq = null; // it may have been stored
+      throw error;
+    } finally {
+      side.inFlight--;
+    }
   }
 
   /** An append's `.in` seq: the highest known so far, or unknown when the server gave none. */
@@ -592,6 +629,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       draining: new Set(),
       edge: undefined,
       inSeq: undefined,
+      side: { count: 0, inFlight: 0, maxSeq: -1 },
       stoppedBy: undefined,
       generation: 0,
       stopping: undefined,

@@ -567,48 +567,10 @@ type CellName = `${ActionName} @ ${MomentName} (turn ${1 | 2})`;
  * entry when its cell turns red: the defect is fixed.
  */
 const KNOWN_DEFECTS: Partial<Record<CellName, string>> = {
-  'stop @ before the append is sent (turn 1)':
-    "the next turn fails TURN_REJECTED, its reply not shown: the stopped message was never sent, yet the stopped turn stays marked as expected to start and is credited with the next reply's start (issue 18 item 15)",
-  'stop @ before the append is sent (turn 2)':
-    "the next turn fails TURN_REJECTED, its reply not shown: the stopped message was never sent, yet the stopped turn stays marked as expected to start and is credited with the next reply's start (issue 18 item 15)",
-  'second device @ before the append is sent (turn 2)':
-    "this page's turn-2 reply starts with the other device's reply, stored first while this page's append waited: replies matched to turns by order, not by the append's seq (issue 18 item 6)",
-  'second tab @ before the append is sent (turn 2)':
-    "this page's turn-2 reply starts with the other tab's reply, stored first while this page's append waited: replies matched to turns by order, not by the append's seq (issue 18 item 6)",
-  'second tab @ append stored, no chunk yet (turn 1)':
-    "the other tab's reply starts with this tab's silent turn-1 reply: a quiet .out is taken for the live edge, although the shared record says a turn is live (issue 18 item 6)",
   'second tab @ append stored, no chunk yet (turn 2)':
     "the other tab's reply starts with this tab's silent turn-2 reply: a quiet .out is taken for the live edge, although the shared record says a turn is live (issue 18 item 6)",
-  'unmount (stop + disconnect) @ append stored, no chunk yet (turn 2)':
-    "turn 2's reply is lost on remount: the resume peeks and ends empty while the agent is silent (issue 18 item 1)",
-  'unmount (stop + disconnect) @ between turn-complete and trim (turn 2)':
-    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'unmount (stop + disconnect) @ idle (trimmed) (turn 2)':
-    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'switch chats @ append stored, no chunk yet (turn 2)':
-    "turn 2's reply is lost on remount: the resume peeks and ends empty while the agent is silent (issue 18 item 1)",
-  'switch chats @ between turn-complete and trim (turn 2)':
-    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'switch chats @ idle (trimmed) (turn 2)':
-    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
   'reload @ before the append is sent (turn 1)':
     'the resume hangs (~167 s on a pushed clock, then STREAM_DISCONNECTED, turnLive left true): the chat was saved as live before its first append reached the server, and the empty .out never settles a peek (not in issue 18; near items 18 and 19)',
-  'reload @ before the append is sent (turn 2)':
-    'turnLive stays true after the resume found nothing of the turn: the page saved the chat as live before its append reached the server (not in issue 18; near items 18 and 19)',
-  'second device @ append stored, no chunk yet (turn 1)':
-    "the other device's reply starts with this device's silent turn-1 reply: a quiet .out is taken for the live edge (issue 18 item 6)",
-  'reload @ append stored, no chunk yet (turn 2)':
-    "turn 2's reply is lost: the resume peeks (X-Peek-Settled) and ends empty while the agent is silent (issue 18 item 1)",
-  'disconnect @ append stored, no chunk yet (turn 2)':
-    "turn 2's reply is lost on remount: the resume peeks and ends empty while the agent is silent (issue 18 item 1)",
-  'reload @ between turn-complete and trim (turn 2)':
-    'turn 3 fails TURN_REJECTED, its reply not shown: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'reload @ idle (trimmed) (turn 2)':
-    'turn 3 fails TURN_REJECTED, its reply not shown: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'disconnect @ between turn-complete and trim (turn 2)':
-    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
-  'disconnect @ idle (trimmed) (turn 2)':
-    'turn 3 fails TURN_REJECTED after a remount: a send while the settled resume still drains is credited to that peek (not in issue 18)',
   'second device @ append stored, no chunk yet (turn 2)':
     "the other device's reply starts with this device's silent turn-2 reply: a quiet .out is taken for the live edge (issue 18 item 6)",
 };
@@ -705,8 +667,6 @@ const SEQUENCES: { plan: (Injection | undefined)[]; knownDefect?: string }[] = [
       { action: 'token expiry', moment: 'between turn-complete and trim' },
       { action: 'stop', moment: 'before the append is sent' },
     ],
-    knownDefect:
-      "turn 3 fails TURN_REJECTED, its reply not shown: turn 2's append was refused (401, expired token) when the stop came, and the stopped turn, marked as expected to start, is credited with turn 3's start (issue 18 item 15)",
   },
   {
     plan: [
