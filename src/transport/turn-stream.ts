@@ -172,6 +172,12 @@ export class TurnStream {
    */
   private othersUntil: number | undefined;
   private othersHeld: UIMessageChunk[] = [];
+  /**
+   * Locating: the highest `session-in-event-id` of the turn-completes read (`null`: one had
+   * none, so nothing can be expected), and the append's expected seq derived from it.
+   */
+  private locatedInSeq: number | null | undefined;
+  private locateExpected: number | undefined;
   /** Locating: the server told the edge (a batch or a tail). */
   private edgeFound = false;
   /** Locating: nothing arrived within the grace, so `.out` was taken for empty at the cursor. */
@@ -353,6 +359,12 @@ export class TurnStream {
   appendSent(): void {
     if (this.phase.type !== 'locating') return;
     this.options.client.environment.clearTimeout(this.phase.timer);
+    if (typeof this.locatedInSeq === 'number' && !this.edgeGuessed) {
+      // Records after the edge wait for the append's seq: an input stored before this one
+      // whose reply has not begun (a silent turn of another device or tab) answers first.
+      this.locateExpected = this.locatedInSeq + 1;
+      this.holdUntilStored = true;
+    }
     this.phase = { type: 'appending', queued: [], caughtUp: false };
   }
 
@@ -361,7 +373,7 @@ export class TurnStream {
     if (this.phase.type !== 'appending') return;
     this.appendSeq = seq;
     const { mode } = this.options;
-    const expected = mode.type === 'send' ? mode.attribution.expectedInSeq : undefined;
+    const expected = (mode.type === 'send' ? mode.attribution.expectedInSeq : undefined) ?? this.locateExpected;
     if (this.holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
       this.othersUntil = seq - 1;
     } else if (this.edgeGuessed && this.holdUntilStored && seq !== undefined && seq > 0) {
@@ -542,6 +554,13 @@ export class TurnStream {
 
   /** Before the append goes out, every record is an earlier turn's: it only moves the edge. */
   private locate(record: ClassifiedRecord): void {
+    if (record.kind === 'control' && record.control === CONTROL.turnComplete) {
+      // The `.in` seq the agent had consumed at the last turn-complete: the next input's seq
+      // is one more, unless something (another device's message) was appended since.
+      const inSeq = record.sessionInEventId;
+      this.locatedInSeq =
+        inSeq === undefined || this.locatedInSeq === null ? null : Math.max(inSeq, this.locatedInSeq ?? -1);
+    }
     const seq = record.seqNum;
     if (seq <= this.cursor) return;
     if (seq > this.edge) this.edge = seq;

@@ -41,12 +41,21 @@ afterAll(async () => {
   await server.close();
 });
 
-function transportFor(taskIdentifier: string, overrides: Partial<SessionChatTransportOptions> = {}) {
+/**
+ * A transport on `target` (default: the file's server). Tests that arm server faults use a
+ * server of their own: a fault meets the next request of any chat, and a late request of an
+ * earlier test (a stop, a reconnect) must never take it.
+ */
+function transportFor(
+  taskIdentifier: string,
+  overrides: Partial<SessionChatTransportOptions> = {},
+  target: DevServer = server,
+) {
   const events: SessionEvent[] = [];
   const transport = new SessionChatTransport({
-    baseURL: server.url,
+    baseURL: target.url,
     taskIdentifier,
-    startSession: startSessionVia(server),
+    startSession: startSessionVia(target),
     onEvent: (event) => events.push(event),
     ...overrides,
     environment: { warn: () => {}, ...overrides.environment },
@@ -201,19 +210,25 @@ describe('item 2: a follow-up message pays no round trip before its append', () 
 
 describe('item 8: a transient error from the app’s route during a token refresh is retried', () => {
   it('a 503 from the route (typed SERVER_ERROR) on the refresh after an expired token does not fail the send', async () => {
+    const own = await startEchoServer();
     const chatId = uniqueChatId('route-503-refresh');
-    const start = startSessionVia(server);
+    const start = startSessionVia(own);
     let tokenCalls = 0;
-    const { transport } = transportFor('echo', {
-      getAccessToken: async ({ chatId: id }) => {
-        tokenCalls++;
-        if (tokenCalls === 1) throw new ServerError({ status: 503, operation: 'token (route)' });
-        return (await start({ chatId: id, taskIdentifier: 'echo', clientData: undefined })).publicAccessToken;
+    const { transport } = transportFor(
+      'echo',
+      {
+        getAccessToken: async ({ chatId: id }) => {
+          tokenCalls++;
+          if (tokenCalls === 1) throw new ServerError({ status: 503, operation: 'token (route)' });
+          return (await start({ chatId: id, taskIdentifier: 'echo', clientData: undefined }))
+            .publicAccessToken;
+        },
       },
-    });
+      own,
+    );
     const chat = new TestChat({ id: chatId, transport });
     await chat.sendMessage({ text: 'before the hour passed' });
-    server.faults.expireTokens(); // the idle tab's token is past its lifetime
+    own.faults.expireTokens(); // the idle tab's token is past its lifetime
     await chat.sendMessage({ text: 'after the hour' });
     expect(chat.error).toBeUndefined();
     expect(tokenCalls).toBeGreaterThanOrEqual(2);
@@ -222,6 +237,7 @@ describe('item 8: a transient error from the app’s route during a token refres
       'assistant: Echo: after the hour',
     ]);
     transport.close();
+    await own.close();
   });
 });
 
@@ -261,20 +277,22 @@ describe('item 9: an append whose 200 body stalls after the headers', () => {
 
 describe('item 10: never trust the local clock alone', () => {
   it('a 429 whose reset is already past on a clock an hour fast waits (server Date and a floor), not back to back', async () => {
+    const own = await startEchoServer();
     const chatId = uniqueChatId('429-past-reset');
     const fast = { now: () => Date.now() + 3_600_000 };
     const wire = recordingFetch();
-    const { transport } = transportFor('echo', { environment: fast, fetch: wire.fetch });
+    const { transport } = transportFor('echo', { environment: fast, fetch: wire.fetch }, own);
     await transport.preload(chatId);
-    server.faults.failAppends(3, 429, { resetInMs: 300 });
+    own.faults.failAppends(3, 429, { resetInMs: 300 });
     const chat = new TestChat({ id: chatId, transport });
     const started = Date.now();
     await chat.sendMessage({ text: 'rate limited' });
-    server.faults.reset();
+    own.faults.reset();
     expect(chat.error).toBeUndefined();
     expect(wire.requests.filter((request) => request.path.endsWith('/in/append'))).toHaveLength(4);
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     transport.close();
+    await own.close();
   });
 
   it('a clock an hour fast does not refresh the token before every request', async () => {
@@ -364,6 +382,7 @@ describe('items 13-15 and 19: stops', () => {
   });
 
   it('item 15: after a stopped send’s append is refused (4xx), the next message shows its own reply', async () => {
+    const own = await startEchoServer();
     const chatId = uniqueChatId('stop-refused-send');
     let appendsOut = 0;
     // The refusal takes a while to arrive; the user stops meanwhile (the attempt is out).
@@ -376,22 +395,23 @@ describe('items 13-15 and 19: stops', () => {
       if (response.status === 400) await new Promise((resolve) => setTimeout(resolve, 200));
       return response;
     };
-    const { transport } = transportFor('echo', { fetch: slowRefusal });
+    const { transport } = transportFor('echo', { fetch: slowRefusal }, own);
     const chat = new TestChat({ id: chatId, transport });
     await chat.sendMessage({ text: 'first' });
-    server.faults.failAppends(1, 400);
+    own.faults.failAppends(1, 400);
     const refused = chat.sendMessage({ text: 'refused' });
     await waitFor(() => appendsOut === 2, 15_000, 'the refused attempt to go out');
     await chat.stop();
     await refused;
     // The stop is stored right after the first message: the refused one never was.
-    await waitFor(() => server.inspect(chatId)?.in.nextSeq === 2, 15_000, 'the stop to be stored');
+    await waitFor(() => own.inspect(chatId)?.in.nextSeq === 2, 15_000, 'the stop to be stored');
     await waitFor(() => !transport.getState(chatId).turnLive, 15_000, 'the stop to be acknowledged');
-    server.faults.reset();
+    own.faults.reset();
     await chat.sendMessage({ text: 'next' });
     expect(chat.error).toBeUndefined();
     expect(transcript(chat.messages).slice(-2)).toEqual(['user: next', 'assistant: Echo: next']);
     transport.close();
+    await own.close();
   });
 
   it('item 19: stop(chatId) and useChat’s abort of the same turn append one stop', async () => {
@@ -570,6 +590,7 @@ describe('beyond the list: a send right after a resume that found nothing live',
 
 describe('item 5: stopping a send that waits out a 429', () => {
   it('the next message shows its own reply (the refused attempt never made a turn)', async () => {
+    const own = await startEchoServer();
     const chatId = uniqueChatId('stop-during-429');
     let appendsOut = 0;
     const counting: typeof fetch = async (input, init) => {
@@ -577,21 +598,22 @@ describe('item 5: stopping a send that waits out a 429', () => {
       if (url.pathname.endsWith('/in/append')) appendsOut++;
       return fetch(input, init);
     };
-    const { transport } = transportFor('echo', { fetch: counting });
+    const { transport } = transportFor('echo', { fetch: counting }, own);
     await transport.preload(chatId);
-    server.faults.failAppends(1, 429, { resetInMs: 30_000 });
+    own.faults.failAppends(1, 429, { resetInMs: 30_000 });
     const chat = new TestChat({ id: chatId, transport });
     const waiting = chat.sendMessage({ text: 'held by a rate limit' });
     await waitFor(() => appendsOut === 1, 5_000, 'the refused attempt');
     await new Promise((resolve) => setTimeout(resolve, 100));
     await chat.stop();
     await waiting;
-    server.faults.reset();
+    own.faults.reset();
     await new Promise((resolve) => setTimeout(resolve, 200)); // the stop is stored
     await chat.sendMessage({ text: 'next' });
     expect(chat.error).toBeUndefined();
     expect(transcript(chat.messages).slice(-2)).toEqual(['user: next', 'assistant: Echo: next']);
     transport.close();
+    await own.close();
   });
 });
 

@@ -571,8 +571,6 @@ const KNOWN_DEFECTS: Partial<Record<CellName, string>> = {
     "the other tab's reply starts with this tab's silent turn-2 reply: a quiet .out is taken for the live edge, although the shared record says a turn is live (issue 18 item 6)",
   'reload @ before the append is sent (turn 1)':
     'the resume hangs (~167 s on a pushed clock, then STREAM_DISCONNECTED, turnLive left true): the chat was saved as live before its first append reached the server, and the empty .out never settles a peek (not in issue 18; near items 18 and 19)',
-  'second device @ append stored, no chunk yet (turn 2)':
-    "the other device's reply starts with this device's silent turn-2 reply: a quiet .out is taken for the live edge (issue 18 item 6)",
 };
 
 const CELLS: Cell[] = (Object.keys(ACTIONS) as ActionName[]).flatMap((action) =>
