@@ -19,6 +19,11 @@ import { sessionRegistry } from './session-registry.js';
 import { TabCoordinator } from './tab-coordinator.js';
 import { TabLife } from './tab-life.js';
 
+/** Development builds only (bundlers replace `process.env.NODE_ENV`; no `process` counts as development). */
+function isDevelopment(): boolean {
+  return typeof process === 'undefined' || process.env.NODE_ENV !== 'production';
+}
+
 /** The `throttle` option as a pacing window: the default when unset, 0 (off) when not a positive number. */
 function renderWindowOf(options: ChatSessionOptions): number {
   const throttle = options.throttle ?? DEFAULT_RENDER_THROTTLE_MS;
@@ -62,12 +67,16 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
   private readonly clock: PacingClock;
+  /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
+  private readonly persistenceOption: ChatSessionOptions['persistence'];
+  private warnedAboutAdapter = false;
 
   constructor(private readonly options: { readonly current: ChatSessionOptions }) {
     const initial = options.current;
     this.chatId = initial.chatId;
     this.placeholder = initialSessionState(this.chatId);
     this.clock = resolveEnvironment(initial.environment);
+    this.persistenceOption = initial.persistence;
     this.persistence = resolvePersistence(
       initial.persistence ?? 'local',
       initial.storagePrefix,
@@ -124,6 +133,23 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   onEvent(listener: (event: SessionEvent) => void): () => void {
     this.eventListeners.add(listener);
     return () => this.eventListeners.delete(listener);
+  }
+
+  /**
+   * Another render's `persistence` option. An adapter without a declared `id` that is not the
+   * object the session started with (an inline adapter, new per render) cannot be told apart
+   * from the first one: the session keeps the first, and says so once in development.
+   */
+  notePersistence(persistence: ChatSessionOptions['persistence']): void {
+    const first = this.persistenceOption;
+    if (this.warnedAboutAdapter || typeof persistence !== 'object' || persistence === first) return;
+    if (persistence.id !== undefined || !isDevelopment()) return;
+    this.warnedAboutAdapter = true;
+    this.warn(
+      `chat ${this.chatId}: the persistence adapter changed between renders and has no id; the session keeps ` +
+        'the first adapter. Create it once (module scope or useMemo), or give it an id ' +
+        '(adapters with the same id are the same storage, another id switches sessions).',
+    );
   }
 
   /** Called from an effect; returns the cleanup. */
@@ -290,7 +316,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   private warn(message: string): void {
-    (this.clientInstance?.environment.warn ?? console.warn)(message);
+    (this.clientInstance?.environment.warn ?? this.options.current.environment?.warn ?? console.warn)(
+      message,
+    );
   }
 
   private dispatch(event: SessionEvent): void {

@@ -151,6 +151,8 @@ export function useChatSessionWithHandle<UI_MESSAGE extends UIMessage>(
   // biome-ignore lint/correctness/useExhaustiveDependencies: the identity string is the dependency.
   const handle = useMemo(() => new ChatSessionHandle<UI_MESSAGE>(latest), [identity]);
   useEffect(() => handle.attach(), [handle]);
+  const { persistence } = options;
+  useEffect(() => handle.notePersistence(persistence), [handle, persistence]);
   const fields = useSessionState(handle, renderFields);
   const tab = useSyncExternalStore(handle.subscribeTab, handle.getTabState, handle.getTabState);
   const activity = useSyncExternalStore(handle.activity.subscribe, handle.activity.get, handle.activity.get);

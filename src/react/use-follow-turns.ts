@@ -96,7 +96,8 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
   useEffect(() => {
     const previous = previousStatus.current;
     previousStatus.current = chat.status;
-    if (previous === 'error' && chat.status === 'ready' && chat.error === undefined) handle.activity.clearError();
+    if (previous === 'error' && chat.status === 'ready' && chat.error === undefined)
+      handle.activity.clearError();
   }, [chat.status, chat.error, handle]);
 
   // A reply this tab made (not one it followed) ended: the other tabs take its final form.

@@ -1,11 +1,16 @@
 // @vitest-environment happy-dom
 // Issue 19: what React and Next.js apps do to a chat (clear an error, pass options inline,
 // navigate in a transition, leave and come back), on both React paths, with default options.
-import { waitFor as waitForDom } from '@testing-library/react';
+import { useChat } from '@ai-sdk/react';
+import { render, waitFor as waitForDom } from '@testing-library/react';
+import type { UIMessage } from 'ai';
+import { Component, type ReactNode } from 'react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { UseDurableChatOptions } from '../../src/react/use-durable-chat.js';
-import { chatOptions, mountChat, nextChatId, startEchoServer } from './support/harness.js';
+import { useChatSession } from '../../src/react/use-chat-session.js';
+import { type UseDurableChatOptions, useDurableChat } from '../../src/react/use-durable-chat.js';
+import { chatOptions, mountChat, nextChatId, startEchoServer, transcript } from './support/harness.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;
@@ -16,8 +21,33 @@ afterAll(async () => {
   await server.close();
 });
 
+class Catch extends Component<
+  { onError: (error: unknown) => void; children: ReactNode },
+  { failed: boolean }
+> {
+  override state = { failed: false };
+  static getDerivedStateFromError() {
+    return { failed: true };
+  }
+  override componentDidCatch(error: unknown) {
+    this.props.onError(error);
+  }
+  override render() {
+    return this.state.failed ? null : this.props.children;
+  }
+}
+
+interface Seen {
+  messages: UIMessage[];
+  send?: (text: string) => Promise<void>;
+  transports: Set<unknown>;
+}
+
 /** `chatOptions` with the library's default retry and timeouts. */
-function durableOptions(chatId: string, overrides: Partial<UseDurableChatOptions> = {}): UseDurableChatOptions {
+function durableOptions(
+  chatId: string,
+  overrides: Partial<UseDurableChatOptions> = {},
+): UseDurableChatOptions {
   const { retry: _shortened, ...options } = chatOptions(server, chatId);
   return { ...options, ...overrides };
 }
@@ -44,4 +74,69 @@ describe('item 5: clearError() clears the error status', () => {
     expect(chat.current.statusLabel).toBe('Ready');
     chat.unmount();
   });
+});
+
+interface InlineProps {
+  chatId: string;
+  records: Map<string, PersistedChatRecord>;
+  warnings: string[];
+  seen: Seen;
+}
+
+function InlinePlain(props: InlineProps) {
+  const session = useChatSession({
+    ...sessionOptions(server, props.chatId),
+    persistence: memoryPersistence(props.records), // inline: another object on every render
+    environment: { warn: (message) => props.warnings.push(message) },
+  });
+  const chat = useChat({ id: session.id, transport: session.transport });
+  props.seen.messages = chat.messages as UIMessage[];
+  props.seen.send = (text) => chat.sendMessage({ text });
+  props.seen.transports.add(session.transport);
+  return null;
+}
+
+function InlineDurable(props: InlineProps) {
+  const chat = useDurableChat({
+    ...durableOptions(props.chatId),
+    persistence: memoryPersistence(props.records),
+    environment: { warn: (message) => props.warnings.push(message) },
+  });
+  props.seen.messages = chat.messages;
+  props.seen.send = (text) => chat.sendMessage({ text });
+  props.seen.transports.add(chat.session.transport);
+  return null;
+}
+
+describe('item 7: a persistence adapter created inline (a new object per render)', () => {
+  for (const [path, Inline] of [
+    ['useChat + useChatSession', InlinePlain],
+    ['useDurableChat', InlineDurable],
+  ] as const) {
+    it(`${path}: keeps one session (the first adapter), warns once, and the chat works`, async () => {
+      const chatId = nextChatId('inline-adapter');
+      const records = new Map<string, PersistedChatRecord>();
+      const warnings: string[] = [];
+      const errors: unknown[] = [];
+      const seen: Seen = { messages: [], transports: new Set() };
+      const view = render(
+        <Catch onError={(error) => errors.push(error)}>
+          <Inline chatId={chatId} records={records} warnings={warnings} seen={seen} />
+        </Catch>,
+      );
+      await waitForDom(() => expect(seen.send).toBeDefined());
+      await seen.send?.('inline adapter');
+      await waitForDom(() =>
+        expect(transcript(seen.messages)).toEqual([
+          'user: inline adapter',
+          'assistant: Echo: inline adapter',
+        ]),
+      );
+      expect(errors).toEqual([]);
+      expect(seen.transports.size).toBe(1);
+      await waitForDom(() => expect(records.get(chatId)?.sessionId).toMatch(/^session_/));
+      expect(warnings.filter((warning) => warning.includes('persistence adapter changed'))).toHaveLength(1);
+      view.unmount();
+    });
+  }
 });
