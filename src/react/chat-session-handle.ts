@@ -71,8 +71,16 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   private readonly persistenceOption: ChatSessionOptions['persistence'];
   private warnedAboutAdapter = false;
 
-  constructor(private readonly options: { readonly current: ChatSessionOptions }) {
-    const initial = options.current;
+  /**
+   * The options of the newest render that committed (`commitOptions`, from an insertion
+   * effect). A render React throws away, or one a suspended transition holds back, never
+   * reaches them: the chat on screen runs the options it was shown with.
+   */
+  private options: ChatSessionOptions;
+
+  /** `initial`: the options of the render that created the session (it does no I/O). */
+  constructor(initial: ChatSessionOptions) {
+    this.options = initial;
     this.chatId = initial.chatId;
     this.placeholder = initialSessionState(this.chatId);
     this.clock = resolveEnvironment(initial.environment);
@@ -84,7 +92,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     );
     this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
       latestTransportOptions(
-        () => this.options.current,
+        () => this.options,
         this.persistence.adapter,
         (event) => this.dispatch(event),
       ),
@@ -135,12 +143,18 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return () => this.eventListeners.delete(listener);
   }
 
+  /** A render committed: its options are the ones callbacks and requests read from now on. */
+  commitOptions(options: ChatSessionOptions): void {
+    this.options = options;
+    this.notePersistence(options.persistence);
+  }
+
   /**
    * Another render's `persistence` option. An adapter without a declared `id` that is not the
    * object the session started with (an inline adapter, new per render) cannot be told apart
    * from the first one: the session keeps the first, and says so once in development.
    */
-  notePersistence(persistence: ChatSessionOptions['persistence']): void {
+  private notePersistence(persistence: ChatSessionOptions['persistence']): void {
     const first = this.persistenceOption;
     if (this.warnedAboutAdapter || typeof persistence !== 'object' || persistence === first) return;
     if (persistence.id !== undefined || !isDevelopment()) return;
@@ -201,7 +215,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
 
   /** Closes the session for good (the app's `closeSession`), then marks the chat closed here. */
   async close(reason?: string): Promise<void> {
-    const closeSession = this.options.current.closeSession;
+    const closeSession = this.options.closeSession;
     if (closeSession === undefined) {
       throw new ValidationError({ message: 'close() needs the closeSession option', field: 'closeSession' });
     }
@@ -238,7 +252,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   private start(): void {
-    const options = this.options.current;
+    const { options } = this;
     const client = this.client;
     const coordinator =
       options.tabs === false
@@ -277,7 +291,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return {
       chatId: this.chatId,
       activity: this.activity,
-      renderWindowMs: () => renderWindowOf(this.options.current),
+      renderWindowMs: () => renderWindowOf(this.options),
       clock: this.clock,
       attached: () => this.attachments > 0,
       detaches: () => this.detachCount,
@@ -316,9 +330,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   private warn(message: string): void {
-    (this.clientInstance?.environment.warn ?? this.options.current.environment?.warn ?? console.warn)(
-      message,
-    );
+    (this.clientInstance?.environment.warn ?? this.options.environment?.warn ?? console.warn)(message);
   }
 
   private dispatch(event: SessionEvent): void {

@@ -1,5 +1,5 @@
 import type { ChatStatus, UIMessage } from 'ai';
-import { useEffect, useRef } from 'react';
+import { useEffect, useInsertionEffect, useRef } from 'react';
 import type { RemoteTurn } from './chat-session-options.js';
 import type { UseChatSessionResult } from './use-chat-session.js';
 import { sessionHandleOf } from './use-chat-session.js';
@@ -39,7 +39,10 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
   chat: FollowableChat<UI_MESSAGE>,
 ): void {
   const latest = useRef(chat);
-  latest.current = chat;
+  // The committed render's chat (a render held back by a suspended transition never gets here).
+  useInsertionEffect(() => {
+    latest.current = chat;
+  });
   const handle = sessionHandleOf(session);
   // Applies another tab's final reply once this chat is idle (also re-tried when it becomes idle).
   const applyPending = useRef<() => void>(() => {});

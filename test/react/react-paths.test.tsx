@@ -4,12 +4,14 @@
 import { useChat } from '@ai-sdk/react';
 import { render, waitFor as waitForDom } from '@testing-library/react';
 import type { UIMessage } from 'ai';
-import { Component, type ReactNode } from 'react';
+import { Component, type ReactNode, Suspense, startTransition, useEffect } from 'react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
-import { useChatSession } from '../../src/react/use-chat-session.js';
+import type { ChatSessionOptions } from '../../src/react/chat-session-options.js';
+import { type UseChatSessionResult, useChatSession } from '../../src/react/use-chat-session.js';
 import { type UseDurableChatOptions, useDurableChat } from '../../src/react/use-durable-chat.js';
+import { startSessionVia } from '../transport/support/dev-server-fixture.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer, transcript } from './support/harness.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
@@ -136,6 +138,106 @@ describe('item 7: a persistence adapter created inline (a new object per render)
       expect(seen.transports.size).toBe(1);
       await waitForDom(() => expect(records.get(chatId)?.sessionId).toMatch(/^session_/));
       expect(warnings.filter((warning) => warning.includes('persistence adapter changed'))).toHaveLength(1);
+      view.unmount();
+    });
+  }
+});
+
+/** Suspends until `gate.open()` (a Next.js navigation loading chat B's history, say). */
+function suspenseGate() {
+  let open = () => {};
+  const gate = {
+    rendered: 0,
+    done: false,
+    promise: new Promise<void>((resolve) => {
+      open = resolve;
+    }),
+    open: () => {
+      gate.done = true;
+      open();
+    },
+  };
+  return gate;
+}
+type Gate = ReturnType<typeof suspenseGate>;
+
+function Wait({ gate }: { gate: Gate }) {
+  if (!gate.done) {
+    gate.rendered += 1;
+    throw gate.promise;
+  }
+  return null;
+}
+
+/** The session a committed render shows (effects run for committed renders only). */
+interface Committed {
+  session?: UseChatSessionResult;
+}
+
+function PlainShown({ options, committed }: { options: ChatSessionOptions; committed: Committed }) {
+  const session = useChatSession(options);
+  useChat({ id: session.id, transport: session.transport });
+  useEffect(() => {
+    committed.session = session;
+  });
+  return null;
+}
+
+function DurableShown({ options, committed }: { options: ChatSessionOptions; committed: Committed }) {
+  const chat = useDurableChat(options);
+  useEffect(() => {
+    committed.session = chat.session;
+  });
+  return null;
+}
+
+describe('item 6: options of a render that has not committed never reach the chat on screen', () => {
+  for (const [path, Shown] of [
+    ['useChat + useChatSession', PlainShown],
+    ['useDurableChat', DurableShown],
+  ] as const) {
+    it(`${path}: while a transition to chat B is suspended, chat A runs its own startSession, clientData and onEvent`, async () => {
+      const a = nextChatId('transition-a');
+      const b = nextChatId('transition-b');
+      const started: { by: string; clientData: unknown }[] = [];
+      const events: { by: string; type: string; chatId: string }[] = [];
+      const options = (chatId: string, by: string): ChatSessionOptions => ({
+        ...sessionOptions(server, chatId),
+        clientData: { page: by },
+        startSession: (input) => {
+          started.push({ by, clientData: input.clientData });
+          return startSessionVia(server)(input);
+        },
+        onEvent: (event) => events.push({ by, type: event.type, chatId: event.chatId }),
+      });
+      const committed: Committed = {};
+      const page = (chatOptions: ChatSessionOptions, gate?: Gate) => (
+        <Suspense fallback={<p>loading</p>}>
+          <Shown options={chatOptions} committed={committed} />
+          {gate === undefined ? null : <Wait gate={gate} />}
+        </Suspense>
+      );
+      const view = render(page(options(a, 'A')));
+      await waitForDom(() => expect(committed.session?.id).toBe(a));
+      const shownA = committed.session as UseChatSessionResult;
+
+      const gate = suspenseGate();
+      startTransition(() => view.rerender(page(options(b, 'B'), gate)));
+      await waitForDom(() => expect(gate.rendered).toBeGreaterThan(0));
+      expect(committed.session?.id).toBe(a); // A is still on screen
+
+      // Chat A, on screen, does something that needs its options (no render of A in between).
+      await shownA.sendPendingMessage({
+        id: 'steer-a',
+        role: 'user',
+        parts: [{ type: 'text', text: 'in a' }],
+      });
+      expect(started).toEqual([{ by: 'A', clientData: { page: 'A' } }]);
+      await waitForDom(() => expect(events.some((event) => event.type === 'message-sent')).toBe(true));
+      expect(events.filter((event) => event.by !== 'A' || event.chatId !== a)).toEqual([]);
+
+      gate.open();
+      await waitForDom(() => expect(committed.session?.id).toBe(b));
       view.unmount();
     });
   }
