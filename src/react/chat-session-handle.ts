@@ -9,7 +9,12 @@ import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import { type SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
 import { type ResolvedPersistence, resolvePersistence } from './browser-persistence.js';
-import type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
+import {
+  type ChatSessionOptions,
+  type RemoteTurn,
+  sessionIdentity,
+  type TabState,
+} from './chat-session-options.js';
 import { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
 import { GuardedTransport, type TurnGate } from './guarded-transport.js';
 import { latestTransportOptions } from './latest-transport-options.js';
@@ -18,6 +23,14 @@ import { ActivityTracker } from './request-activity.js';
 import { sessionRegistry } from './session-registry.js';
 import { TabCoordinator } from './tab-coordinator.js';
 import { TabLife } from './tab-life.js';
+
+/**
+ * Chats this page let go of (unmount, chat switch) while it drove their live turn, by session
+ * identity, with the cursor it had read by then. When the chat is shown again and the live turn
+ * started no later than that cursor, it is the same turn: this page made it, so it answers it
+ * (`useDurableChat` calls `onFinish`), even while the tabs are still settling who owns it.
+ */
+const turnsLeftMidway = new Map<string, number | undefined>();
 
 /** Development builds only (bundlers replace `process.env.NODE_ENV`; no `process` counts as development). */
 function isDevelopment(): boolean {
@@ -70,6 +83,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
   private readonly persistenceOption: ChatSessionOptions['persistence'];
   private warnedAboutAdapter = false;
+  /** What tells this chat's session apart (`sessionIdentity`): the key of `turnsLeftMidway`. */
+  private readonly identity: string;
+  /** This handle's last cleanup noted its live turn in `turnsLeftMidway`. */
+  private markedLeaving = false;
 
   /**
    * The options of the newest render that committed (`commitOptions`, from an insertion
@@ -85,6 +102,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.placeholder = initialSessionState(this.chatId);
     this.clock = resolveEnvironment(initial.environment);
     this.persistenceOption = initial.persistence;
+    this.identity = sessionIdentity(initial);
     this.persistence = resolvePersistence(
       initial.persistence ?? 'local',
       initial.storagePrefix,
@@ -172,6 +190,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     if (this.disposeTimer !== undefined) {
       clearTimeout(this.disposeTimer);
       this.disposeTimer = undefined;
+      // StrictMode's cleanup and setup back to back: the page never left.
+      if (this.markedLeaving) turnsLeftMidway.delete(this.identity);
+      this.markedLeaving = false;
     } else if (this.life === undefined) this.start();
     let detached = false;
     return () => {
@@ -180,6 +201,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       this.attachments -= 1;
       this.detachCount += 1;
       if (this.attachments > 0) return;
+      this.noteLeaving();
       // StrictMode runs cleanup and setup back to back: only a real unmount outlives a macrotask.
       this.disposeTimer = setTimeout(() => {
         this.disposeTimer = undefined;
@@ -271,6 +293,29 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     });
     const unregister = sessionRegistry.register(this);
     this.life.addCleanup(unregister);
+  }
+
+  /**
+   * True (once) when the chat's live turn, just loaded, is the one this page left midway
+   * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
+   */
+  takeBackLeftTurn(): boolean {
+    if (!turnsLeftMidway.has(this.identity)) return false;
+    const leftAt = turnsLeftMidway.get(this.identity);
+    turnsLeftMidway.delete(this.identity);
+    const { turnLive, closed, turnStartCursor } = this.getState();
+    if (!turnLive || closed) return false;
+    // A turn another tab started after this page left begins past the cursor it had read.
+    return turnStartCursor === undefined || (leftAt !== undefined && turnStartCursor <= leftAt);
+  }
+
+  /** The page lets go of the chat (the last cleanup; a remount in the same tick takes it back). */
+  private noteLeaving(): void {
+    const state = this.clientInstance?.getState();
+    const drove = this.tabState.mode === 'none' || this.tabState.owner || this.inFlight > 0;
+    if (state?.turnLive !== true || state.closed || !drove) return;
+    turnsLeftMidway.set(this.identity, state.lastEventId);
+    this.markedLeaving = true;
   }
 
   private dispose(): void {

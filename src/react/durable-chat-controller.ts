@@ -136,8 +136,10 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     if (!isActive() || !state.turnLive || state.closed || this.resumedOnMount || isBusy(this.chat as never))
       return;
     this.resumedOnMount = true;
-    // A turn another tab still owns is shown read-only, not answered.
-    if (this.handle.getTabState().following) this.followingTurn = true;
+    // A turn another tab still owns is shown read-only, not answered; a turn this page made and
+    // left midway (unmount, chat switch) is this page's to answer, however the tabs settle.
+    const ownTurn = this.handle.takeBackLeftTurn();
+    if (!ownTurn && this.handle.getTabState().following) this.followingTurn = true;
     this.resume();
   }
 

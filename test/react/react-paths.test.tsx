@@ -13,6 +13,7 @@ import { type UseChatSessionResult, useChatSession } from '../../src/react/use-c
 import { type UseDurableChatOptions, useDurableChat } from '../../src/react/use-durable-chat.js';
 import { startSessionVia } from '../transport/support/dev-server-fixture.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer, transcript } from './support/harness.js';
+import { MemoryLocks } from './support/memory-locks.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;
@@ -242,3 +243,97 @@ describe('item 6: options of a render that has not committed never reach the cha
     });
   }
 });
+
+describe.each([
+  // The default tab coordination here: happy-dom has no Web Locks, Node has a BroadcastChannel.
+  { mode: 'BroadcastChannel lease', tabs: () => undefined },
+  // What a browser has: Web Locks (one lock manager per page, as there).
+  { mode: 'Web Locks', tabs: () => ({ locks: new MemoryLocks() }) },
+])(
+  'item 9 ($mode): useDurableChat calls onFinish for a reply that completed after the user came back',
+  ({ tabs }) => {
+    const textOf = (messages: UIMessage[]) =>
+      messages.map((message) =>
+        message.parts.map((part) => (part.type === 'text' ? part.text : '')).join(''),
+      );
+
+    function finishSpy(shown: () => string) {
+      const finishes: { chat: string; isAbort: boolean; isError: boolean; texts: string[] }[] = [];
+      const onFinish: UseDurableChatOptions['onFinish'] = ({ isAbort, isError, messages }) =>
+        finishes.push({ chat: shown(), isAbort, isError, texts: textOf(messages) });
+      return { finishes, onFinish };
+    }
+
+    const pageTabs = tabs();
+    const withTabs = (
+      chatId: string,
+      records: Map<string, PersistedChatRecord>,
+      overrides: Partial<UseDurableChatOptions>,
+    ) => durableOptions(chatId, { persistence: memoryPersistence(records), tabs: pageTabs, ...overrides });
+
+    it.each([{ strict: false }, { strict: true }])(
+      'unmount mid-reply and mount again (StrictMode: $strict): onFinish once, with the whole reply',
+      async ({ strict }) => {
+        const chatId = nextChatId('finish-remount');
+        const records = new Map<string, PersistedChatRecord>();
+        const { finishes, onFinish } = finishSpy(() => chatId);
+        const clientData = { delayMs: 20, repeat: 12 };
+        const first = mountChat(withTabs(chatId, records, { onFinish, clientData }));
+        void first.run((current) => current.sendMessage({ text: 'come back' }));
+        await waitForDom(() => expect((first.transcript()[1] ?? '').length).toBeGreaterThan(30));
+        await first.current.session.sessionTransport.getClient(chatId).flushPersistence();
+        const user = structuredClone(first.current.messages[0]) as UIMessage;
+        first.unmount();
+        expect(records.get(chatId)).toMatchObject({ turnLive: true });
+
+        const second = mountChat(withTabs(chatId, records, { onFinish, clientData, messages: [user] }), {
+          strict,
+        });
+        const reply = `Echo: ${Array(12).fill('come back').join(' ')}`;
+        await waitForDom(
+          () => expect(second.transcript()).toEqual(['user: come back', `assistant: ${reply}`]),
+          {
+            timeout: 5_000,
+          },
+        );
+        await waitForDom(() => expect(finishes).toHaveLength(1));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(finishes).toEqual([
+          { chat: chatId, isAbort: false, isError: false, texts: ['come back', reply] },
+        ]);
+        second.unmount();
+      },
+    );
+
+    it('switch to chat B mid-reply and back to A: onFinish once, for chat A', async () => {
+      const a = nextChatId('finish-switch-a');
+      const b = nextChatId('finish-switch-b');
+      const records = new Map<string, PersistedChatRecord>();
+      let shown = a;
+      const { finishes, onFinish } = finishSpy(() => shown);
+      const clientData = { delayMs: 20, repeat: 12 };
+      const chat = mountChat(withTabs(a, records, { onFinish, clientData }));
+      void chat.run((current) => current.sendMessage({ text: 'switch back' }));
+      await waitForDom(() => expect((chat.transcript()[1] ?? '').length).toBeGreaterThan(30));
+      await chat.current.session.sessionTransport.getClient(a).flushPersistence();
+      const user = structuredClone(chat.current.messages[0]) as UIMessage;
+
+      shown = b;
+      chat.update(withTabs(b, records, { onFinish }));
+      await waitForDom(() => expect(chat.current.session.id).toBe(b));
+      shown = a;
+      chat.update(withTabs(a, records, { onFinish, clientData, messages: [user] }));
+      const reply = `Echo: ${Array(12).fill('switch back').join(' ')}`;
+      await waitForDom(
+        () => expect(chat.transcript()).toEqual(['user: switch back', `assistant: ${reply}`]),
+        {
+          timeout: 5_000,
+        },
+      );
+      await waitForDom(() => expect(finishes).toHaveLength(1));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(finishes).toEqual([{ chat: a, isAbort: false, isError: false, texts: ['switch back', reply] }]);
+      chat.unmount();
+    });
+  },
+);
