@@ -313,7 +313,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   private noteLeaving(): void {
     const state = this.clientInstance?.getState();
     const drove = this.tabState.mode === 'none' || this.tabState.owner || this.inFlight > 0;
-    if (state?.turnLive !== true || state.closed || !drove) return;
+    // A send still on its way makes the turn live in a moment: it is this page's too.
+    if (state === undefined || state.closed || !(state.turnLive || this.inFlight > 0) || !drove) return;
     turnsLeftMidway.set(this.identity, state.lastEventId);
     this.markedLeaving = true;
   }
@@ -322,7 +323,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.releasedForGood = true;
     this.life?.dispose();
     this.life = undefined;
-    this.sessionTransport.close();
+    // A send still on its way (the session starting, the read to the edge, the append going
+    // out) finishes first: the user sent it, and the record must say the turn is live so the
+    // chat resumes it when shown again. The transport is closed when the send lets go.
+    if (this.inFlight === 0) this.sessionTransport.close();
     this.clientInstance = undefined;
     this.setTabState({ mode: this.tabState.mode, owner: false, following: false });
   }
@@ -363,7 +367,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       leave: () => {
         this.inFlight -= 1;
         this.life?.settle();
+        // The page let go of the chat while this send was on its way (see `dispose`).
+        if (this.releasedForGood && this.inFlight === 0 && this.attachments === 0)
+          this.sessionTransport.close();
       },
+      warn: (message) => this.warn(message),
       streamOpened: () => this.life?.streamOpened() ?? (() => {}),
       announce: (message) => this.life?.announce(message as UI_MESSAGE | undefined),
       takeStopRequest: () => {
