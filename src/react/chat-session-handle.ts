@@ -32,9 +32,17 @@ import { TabLife } from './tab-life.js';
  */
 const turnsLeftMidway = new Map<string, number | undefined>();
 
-/** Development builds only (bundlers replace `process.env.NODE_ENV`; no `process` counts as development). */
+/**
+ * Development builds only. Bundlers replace the literal `process.env.NODE_ENV`; without a
+ * `process` (or with a shim that has no `env`) it counts as development.
+ */
 function isDevelopment(): boolean {
-  return typeof process === 'undefined' || process.env.NODE_ENV !== 'production';
+  if (typeof process === 'undefined') return true;
+  try {
+    return process.env.NODE_ENV !== 'production';
+  } catch {
+    return true; // a `process` shim without `env`: nothing says this is production
+  }
 }
 
 /** The `throttle` option as a pacing window: the default when unset, 0 (off) when not a positive number. */
