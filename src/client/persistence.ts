@@ -23,6 +23,12 @@ export interface PersistedChatRecord {
  * warning); `save` must replace the record in one write so a crash never leaves half of it.
  */
 export interface SessionPersistence {
+  /**
+   * Names the storage behind this adapter (optional). The React hooks tell sessions apart by
+   * it: two adapter objects with the same `id` are the same storage (an adapter created
+   * inline, anew per render, keeps its session), another `id` switches to a fresh session.
+   */
+  readonly id?: string;
   load(chatId: string): unknown | Promise<unknown>;
   save(chatId: string, record: PersistedChatRecord): void | Promise<void>;
   remove(chatId: string): void | Promise<void>;

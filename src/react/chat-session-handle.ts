@@ -9,7 +9,12 @@ import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import { type SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
 import { type ResolvedPersistence, resolvePersistence } from './browser-persistence.js';
-import type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
+import {
+  type ChatSessionOptions,
+  type RemoteTurn,
+  sessionIdentity,
+  type TabState,
+} from './chat-session-options.js';
 import { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
 import { GuardedTransport, type TurnGate } from './guarded-transport.js';
 import { latestTransportOptions } from './latest-transport-options.js';
@@ -18,6 +23,27 @@ import { ActivityTracker } from './request-activity.js';
 import { sessionRegistry } from './session-registry.js';
 import { TabCoordinator } from './tab-coordinator.js';
 import { TabLife } from './tab-life.js';
+
+/**
+ * Chats this page let go of (unmount, chat switch) while it drove their live turn, by session
+ * identity, with the cursor it had read by then. When the chat is shown again and the live turn
+ * started no later than that cursor, it is the same turn: this page made it, so it answers it
+ * (`useDurableChat` calls `onFinish`), even while the tabs are still settling who owns it.
+ */
+const turnsLeftMidway = new Map<string, number | undefined>();
+
+/**
+ * Development builds only. Bundlers replace the literal `process.env.NODE_ENV`; without a
+ * `process` (or with a shim that has no `env`) it counts as development.
+ */
+function isDevelopment(): boolean {
+  if (typeof process === 'undefined') return true;
+  try {
+    return process.env.NODE_ENV !== 'production';
+  } catch {
+    return true; // a `process` shim without `env`: nothing says this is production
+  }
+}
 
 /** The `throttle` option as a pacing window: the default when unset, 0 (off) when not a positive number. */
 function renderWindowOf(options: ChatSessionOptions): number {
@@ -62,12 +88,29 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
   private readonly clock: PacingClock;
+  /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
+  private readonly persistenceOption: ChatSessionOptions['persistence'];
+  private warnedAboutAdapter = false;
+  /** What tells this chat's session apart (`sessionIdentity`): the key of `turnsLeftMidway`. */
+  private readonly identity: string;
+  /** This handle's last cleanup noted its live turn in `turnsLeftMidway`. */
+  private markedLeaving = false;
 
-  constructor(private readonly options: { readonly current: ChatSessionOptions }) {
-    const initial = options.current;
+  /**
+   * The options of the newest render that committed (`commitOptions`, from an insertion
+   * effect). A render React throws away, or one a suspended transition holds back, never
+   * reaches them: the chat on screen runs the options it was shown with.
+   */
+  private options: ChatSessionOptions;
+
+  /** `initial`: the options of the render that created the session (it does no I/O). */
+  constructor(initial: ChatSessionOptions) {
+    this.options = initial;
     this.chatId = initial.chatId;
     this.placeholder = initialSessionState(this.chatId);
     this.clock = resolveEnvironment(initial.environment);
+    this.persistenceOption = initial.persistence;
+    this.identity = sessionIdentity(initial);
     this.persistence = resolvePersistence(
       initial.persistence ?? 'local',
       initial.storagePrefix,
@@ -75,7 +118,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     );
     this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
       latestTransportOptions(
-        () => this.options.current,
+        () => this.options,
         this.persistence.adapter,
         (event) => this.dispatch(event),
       ),
@@ -126,12 +169,38 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return () => this.eventListeners.delete(listener);
   }
 
+  /** A render committed: its options are the ones callbacks and requests read from now on. */
+  commitOptions(options: ChatSessionOptions): void {
+    this.options = options;
+    this.notePersistence(options.persistence);
+  }
+
+  /**
+   * Another render's `persistence` option. An adapter without a declared `id` that is not the
+   * object the session started with (an inline adapter, new per render) cannot be told apart
+   * from the first one: the session keeps the first, and says so once in development.
+   */
+  private notePersistence(persistence: ChatSessionOptions['persistence']): void {
+    const first = this.persistenceOption;
+    if (this.warnedAboutAdapter || typeof persistence !== 'object' || persistence === first) return;
+    if (persistence.id !== undefined || !isDevelopment()) return;
+    this.warnedAboutAdapter = true;
+    this.warn(
+      `chat ${this.chatId}: the persistence adapter changed between renders and has no id; the session keeps ` +
+        'the first adapter. Create it once (module scope or useMemo), or give it an id ' +
+        '(adapters with the same id are the same storage, another id switches sessions).',
+    );
+  }
+
   /** Called from an effect; returns the cleanup. */
   attach(): () => void {
     this.attachments += 1;
     if (this.disposeTimer !== undefined) {
       clearTimeout(this.disposeTimer);
       this.disposeTimer = undefined;
+      // StrictMode's cleanup and setup back to back: the page never left.
+      if (this.markedLeaving) turnsLeftMidway.delete(this.identity);
+      this.markedLeaving = false;
     } else if (this.life === undefined) this.start();
     let detached = false;
     return () => {
@@ -140,6 +209,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       this.attachments -= 1;
       this.detachCount += 1;
       if (this.attachments > 0) return;
+      this.noteLeaving();
       // StrictMode runs cleanup and setup back to back: only a real unmount outlives a macrotask.
       this.disposeTimer = setTimeout(() => {
         this.disposeTimer = undefined;
@@ -175,7 +245,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
 
   /** Closes the session for good (the app's `closeSession`), then marks the chat closed here. */
   async close(reason?: string): Promise<void> {
-    const closeSession = this.options.current.closeSession;
+    const closeSession = this.options.closeSession;
     if (closeSession === undefined) {
       throw new ValidationError({ message: 'close() needs the closeSession option', field: 'closeSession' });
     }
@@ -212,7 +282,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   private start(): void {
-    const options = this.options.current;
+    const { options } = this;
     const client = this.client;
     const coordinator =
       options.tabs === false
@@ -233,11 +303,38 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.life.addCleanup(unregister);
   }
 
+  /**
+   * True (once) when the chat's live turn, just loaded, is the one this page left midway
+   * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
+   */
+  takeBackLeftTurn(): boolean {
+    if (!turnsLeftMidway.has(this.identity)) return false;
+    const leftAt = turnsLeftMidway.get(this.identity);
+    turnsLeftMidway.delete(this.identity);
+    const { turnLive, closed, turnStartCursor } = this.getState();
+    if (!turnLive || closed) return false;
+    // A turn another tab started after this page left begins past the cursor it had read.
+    return turnStartCursor === undefined || (leftAt !== undefined && turnStartCursor <= leftAt);
+  }
+
+  /** The page lets go of the chat (the last cleanup; a remount in the same tick takes it back). */
+  private noteLeaving(): void {
+    const state = this.clientInstance?.getState();
+    const drove = this.tabState.mode === 'none' || this.tabState.owner || this.inFlight > 0;
+    // A send still on its way makes the turn live in a moment: it is this page's too.
+    if (state === undefined || state.closed || !(state.turnLive || this.inFlight > 0) || !drove) return;
+    turnsLeftMidway.set(this.identity, state.lastEventId);
+    this.markedLeaving = true;
+  }
+
   private dispose(): void {
     this.releasedForGood = true;
     this.life?.dispose();
     this.life = undefined;
-    this.sessionTransport.close();
+    // A send still on its way (the session starting, the read to the edge, the append going
+    // out) finishes first: the user sent it, and the record must say the turn is live so the
+    // chat resumes it when shown again. The transport is closed when the send lets go.
+    if (this.inFlight === 0) this.sessionTransport.close();
     this.clientInstance = undefined;
     this.setTabState({ mode: this.tabState.mode, owner: false, following: false });
   }
@@ -251,7 +348,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return {
       chatId: this.chatId,
       activity: this.activity,
-      renderWindowMs: () => renderWindowOf(this.options.current),
+      renderWindowMs: () => renderWindowOf(this.options),
       clock: this.clock,
       attached: () => this.attachments > 0,
       detaches: () => this.detachCount,
@@ -278,7 +375,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       leave: () => {
         this.inFlight -= 1;
         this.life?.settle();
+        // The page let go of the chat while this send was on its way (see `dispose`).
+        if (this.releasedForGood && this.inFlight === 0 && this.attachments === 0)
+          this.sessionTransport.close();
       },
+      warn: (message) => this.warn(message),
       streamOpened: () => this.life?.streamOpened() ?? (() => {}),
       announce: (message) => this.life?.announce(message as UI_MESSAGE | undefined),
       takeStopRequest: () => {
@@ -290,7 +391,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   private warn(message: string): void {
-    (this.clientInstance?.environment.warn ?? console.warn)(message);
+    (this.clientInstance?.environment.warn ?? this.options.environment?.warn ?? console.warn)(message);
   }
 
   private dispatch(event: SessionEvent): void {

@@ -49,31 +49,24 @@ export interface TabState {
   following: boolean;
 }
 
-// Each custom adapter object gets its own number, so swapping adapters switches sessions.
-const adapterIds = new WeakMap<object, number>();
-let nextAdapterId = 0;
-
-function adapterIdentity(adapter: object): string {
-  let id = adapterIds.get(adapter);
-  if (id === undefined) {
-    nextAdapterId += 1;
-    id = nextAdapterId;
-    adapterIds.set(adapter, id);
-  }
-  return `custom-${id}`;
+/**
+ * How a persistence option takes part in the session's identity: the built-in choices by
+ * name, an adapter by its declared `id`. An adapter without one is never told apart by
+ * object identity (an inline object is new on every render): the session keeps the first
+ * one it was given (see `ChatSessionHandle.notePersistence`).
+ */
+export function persistenceIdentity(persistence: ChatSessionOptions['persistence']): string {
+  if (typeof persistence !== 'object' || persistence === null) return String(persistence ?? 'local');
+  return typeof persistence.id === 'string' ? `adapter:${persistence.id}` : 'adapter';
 }
 
 /** The options whose change means a different session: a new client and transport. */
 export function sessionIdentity(options: ChatSessionOptions): string {
-  const persistence =
-    typeof options.persistence === 'object' && options.persistence !== null
-      ? adapterIdentity(options.persistence)
-      : String(options.persistence ?? 'local');
   return JSON.stringify([
     options.chatId,
     options.baseURL,
     options.taskIdentifier,
-    persistence,
+    persistenceIdentity(options.persistence),
     options.storagePrefix,
     options.scope,
   ]);

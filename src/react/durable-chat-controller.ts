@@ -42,11 +42,15 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   private remoteFinal: UI_MESSAGE | undefined;
   private readonly queueListeners = new Set<() => void>();
 
+  /** The options of the newest committed render (`commitOptions`); the Chat's callbacks read them. */
+  private options: ControllerOptions<UI_MESSAGE>;
+
+  /** `initial`: the options of the render that created the controller (it does no I/O). */
   constructor(
     private readonly handle: ChatSessionHandle<UI_MESSAGE>,
-    private readonly latest: { readonly current: ControllerOptions<UI_MESSAGE> },
+    initial: ControllerOptions<UI_MESSAGE>,
   ) {
-    const initial = latest.current;
+    this.options = initial;
     const answers = () => this.shown && !this.followingTurn;
     this.chat = new Chat<UI_MESSAGE>({
       id: handle.chatId,
@@ -56,21 +60,21 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
       dataPartSchemas: initial.dataPartSchemas,
       transport: handle.transport,
       onError: (error) => {
-        if (this.shown) latest.current.onError?.(error);
+        if (this.shown) this.options.onError?.(error);
       },
       onToolCall: async (call) => {
-        if (answers()) await latest.current.onToolCall?.(call);
+        if (answers()) await this.options.onToolCall?.(call);
       },
       onFinish: (event) => {
         if (!answers()) return;
         if (!event.isAbort && !event.isError) handle.announceFinished(event.message);
-        latest.current.onFinish?.(event);
+        this.options.onFinish?.(event);
       },
       onData: (part) => {
-        if (this.shown) latest.current.onData?.(part);
+        if (this.shown) this.options.onData?.(part);
       },
       sendAutomaticallyWhen: (input) =>
-        answers() ? (latest.current.sendAutomaticallyWhen?.(input) ?? false) : false,
+        answers() ? (this.options.sendAutomaticallyWhen?.(input) ?? false) : false,
       ...(initial.experimental_queue === undefined ? {} : { experimental_queue: initial.experimental_queue }),
     } as ReactChatInit<UI_MESSAGE>);
     if (initial.experimental_queue === true && !('experimental_queuedMessages' in this.chat)) {
@@ -79,6 +83,11 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
         field: 'experimental_queue',
       });
     }
+  }
+
+  /** A render committed: the Chat's callbacks run its options from now on (never those of a render held back). */
+  commitOptions(options: ControllerOptions<UI_MESSAGE>): void {
+    this.options = options;
   }
 
   /** The hook shows this chat (from an effect; StrictMode's cleanup and setup run back to back). */
@@ -127,8 +136,10 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     if (!isActive() || !state.turnLive || state.closed || this.resumedOnMount || isBusy(this.chat as never))
       return;
     this.resumedOnMount = true;
-    // A turn another tab still owns is shown read-only, not answered.
-    if (this.handle.getTabState().following) this.followingTurn = true;
+    // A turn another tab still owns is shown read-only, not answered; a turn this page made and
+    // left midway (unmount, chat switch) is this page's to answer, however the tabs settle.
+    const ownTurn = this.handle.takeBackLeftTurn();
+    if (!ownTurn && this.handle.getTabState().following) this.followingTurn = true;
     this.resume();
   }
 
@@ -170,7 +181,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   /** Moves queued steering messages into the transcript once the chat is idle. */
   flushPending(): void {
     if (this.queue.length === 0 || isBusy(this.chat as never)) return;
-    const mode = this.latest.current.pendingMessages ?? 'next-turn';
+    const mode = this.options.pendingMessages ?? 'next-turn';
     const taken = mode === 'inject' ? this.queue : this.queue.slice(0, 1);
     this.setQueue(this.queue.slice(taken.length));
     this.chat.messages = [...this.chat.messages, ...taken];

@@ -29,6 +29,8 @@ export interface TurnGate {
   released(): boolean;
   /** The chat's record (loaded first) says a turn is live. */
   turnLive(): Promise<boolean>;
+  /** Reports what cannot be thrown to anyone (the environment's `warn`). */
+  warn(message: string): void;
   /** Stops the agent's live turn, as `session.stop()` does; never rejects (failures are reported as session events). */
   stop(): Promise<void>;
   readonly activity: ActivityTracker;
@@ -62,6 +64,16 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     }
     try {
       const stream = await this.inner.sendMessages({ ...options, abortSignal: undefined });
+      if (this.gate.released()) {
+        // The page let go of the chat while the message was on its way: the message went out
+        // (the record says the turn is live), so only this page's reader is let go; the reply
+        // resumes when the chat is shown again. The chat that was left hears nothing.
+        update('none');
+        stream
+          .cancel()
+          .catch((error: unknown) => this.gate.warn(`could not let go of the stream: ${String(error)}`));
+        return parkedStream();
+      }
       update('appended');
       const last = options.messages.at(-1);
       this.gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);

@@ -39,6 +39,11 @@ export class ActivityTracker {
     };
   }
 
+  /** Forgets the last request's error once the chat has let go of it (`useChat`'s `clearError()`); a request in flight is left alone. */
+  clearError(): void {
+    if (this.state.phase === 'none' && this.state.error !== undefined) this.set('none');
+  }
+
   /** Forgets the last error (a new send, or the chat was cleared). */
   reset(): void {
     this.generation += 1;

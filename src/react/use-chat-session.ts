@@ -1,5 +1,5 @@
 import type { ChatStatus, UIMessage } from 'ai';
-import { useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
+import { useEffect, useInsertionEffect, useMemo, useSyncExternalStore } from 'react';
 import type { AppendResult } from '../client/append-request.js';
 import type { ChatSessionState } from '../client/session-store.js';
 import { ValidationError } from '../errors/validation-error.js';
@@ -144,12 +144,14 @@ export function sessionHandleOf<UI_MESSAGE extends UIMessage>(
 export function useChatSessionWithHandle<UI_MESSAGE extends UIMessage>(
   options: ChatSessionOptions,
 ): { session: UseChatSessionResult<UI_MESSAGE>; handle: ChatSessionHandle<UI_MESSAGE> } {
-  const latest = useRef(options);
-  // Read by callbacks that run later (I/O), never during render: the newest props win.
-  latest.current = options;
   const identity = sessionIdentity(options);
+  // Created during render without I/O, from this render's options.
   // biome-ignore lint/correctness/useExhaustiveDependencies: the identity string is the dependency.
-  const handle = useMemo(() => new ChatSessionHandle<UI_MESSAGE>(latest), [identity]);
+  const handle = useMemo(() => new ChatSessionHandle<UI_MESSAGE>(options), [identity]);
+  // Callbacks and requests read the options of the newest *committed* render: a render that a
+  // suspended transition holds back (chat B's, while chat A is still on screen) never reaches
+  // them. Insertion effects run before every layout and passive effect of the commit.
+  useInsertionEffect(() => handle.commitOptions(options), [handle, options]);
   useEffect(() => handle.attach(), [handle]);
   const fields = useSessionState(handle, renderFields);
   const tab = useSyncExternalStore(handle.subscribeTab, handle.getTabState, handle.getTabState);

@@ -1,6 +1,6 @@
 import { type UseChatHelpers, useChat } from '@ai-sdk/react';
 import type { ChatStatus, UIMessage } from 'ai';
-import { useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useInsertionEffect, useMemo, useSyncExternalStore } from 'react';
 import type { AppendResult } from '../client/append-request.js';
 import type { SessionCallOptions } from '../transport/session-chat-transport.js';
 import type { ChatSessionOptions } from './chat-session-options.js';
@@ -95,10 +95,11 @@ export function useDurableChat<UI_MESSAGE extends UIMessage = UIMessage>(
   const { session, handle } = useChatSessionWithHandle<UI_MESSAGE>(
     throttle === undefined ? options : { ...options, throttle },
   );
-  const latest = useRef(options);
-  latest.current = options;
-  // One controller (and Chat) per session handle; the Chat's callbacks read the newest options.
-  const controller = useMemo(() => new DurableChatController<UI_MESSAGE>(handle, latest), [handle]);
+  // One controller (and Chat) per session handle; the Chat's callbacks read the options of
+  // the newest committed render (never those of a render a suspended transition holds back).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a controller per handle, created with this render's options.
+  const controller = useMemo(() => new DurableChatController<UI_MESSAGE>(handle, options), [handle]);
+  useInsertionEffect(() => controller.commitOptions(options), [controller, options]);
   const { chat } = controller;
   const helpers = useChat<UI_MESSAGE>({ chat });
 

@@ -1,12 +1,13 @@
 import type { ChatStatus, UIMessage } from 'ai';
-import { useEffect, useRef } from 'react';
+import { useEffect, useInsertionEffect, useRef } from 'react';
 import type { RemoteTurn } from './chat-session-options.js';
 import type { UseChatSessionResult } from './use-chat-session.js';
 import { sessionHandleOf } from './use-chat-session.js';
 
-/** The parts of `useChat`'s result that showing another tab's turn needs. */
+/** The parts of `useChat`'s result that showing another tab's turn (and its status) needs. */
 export interface FollowableChat<UI_MESSAGE extends UIMessage = UIMessage> {
   status: ChatStatus;
+  error?: Error | undefined;
   messages: UI_MESSAGE[];
   setMessages(messages: UI_MESSAGE[]): void;
   resumeStream(): Promise<void>;
@@ -38,7 +39,10 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
   chat: FollowableChat<UI_MESSAGE>,
 ): void {
   const latest = useRef(chat);
-  latest.current = chat;
+  // The committed render's chat (a render held back by a suspended transition never gets here).
+  useInsertionEffect(() => {
+    latest.current = chat;
+  });
   const handle = sessionHandleOf(session);
   // Applies another tab's final reply once this chat is idle (also re-tried when it becomes idle).
   const applyPending = useRef<() => void>(() => {});
@@ -89,6 +93,15 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
       if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;
     };
   }, [handle]);
+
+  // useChat's clearError() (status error → ready) lets go of the failure: so does session.status.
+  const previousStatus = useRef(chat.status);
+  useEffect(() => {
+    const previous = previousStatus.current;
+    previousStatus.current = chat.status;
+    if (previous === 'error' && chat.status === 'ready' && chat.error === undefined)
+      handle.activity.clearError();
+  }, [chat.status, chat.error, handle]);
 
   // A reply this tab made (not one it followed) ended: the other tabs take its final form.
   const ownRequest = useRef(false);

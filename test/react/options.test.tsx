@@ -120,22 +120,24 @@ describe('useDurableChat options', () => {
     },
   );
 
-  it('each persistence adapter object is its own session: swapping adapters switches sessions', async () => {
+  it('persistence adapters are told apart by their id: the same id keeps the session, another id switches', async () => {
     const chatId = nextChatId('adapters');
     const first = new Map<string, PersistedChatRecord>();
     const second = new Map<string, PersistedChatRecord>();
-    const firstAdapter = memoryPersistence(first);
-    const secondAdapter = memoryPersistence(second);
-    const chat = mountChat(defaults(chatId, undefined, { persistence: firstAdapter }));
+    const adapter = (id: string, records: Map<string, PersistedChatRecord>) => ({
+      ...memoryPersistence(records),
+      id,
+    });
+    const chat = mountChat(defaults(chatId, undefined, { persistence: adapter('first', first) }));
     await chat.run((current) => current.sendMessage({ text: 'kept in the first' }));
     await waitForDom(() => expect(chat.current.status).toBe('ready'));
     await waitForDom(() => expect(first.get(chatId)?.sessionId).toMatch(/^session_/));
     const firstTransport = chat.current.session.transport;
-    // A re-render with the same adapter keeps the session.
-    chat.update(defaults(chatId, undefined, { persistence: firstAdapter }));
+    // Another object with the same id (an inline adapter) keeps the session.
+    chat.update(defaults(chatId, undefined, { persistence: adapter('first', first) }));
     expect(chat.current.session.transport).toBe(firstTransport);
 
-    chat.update(defaults(chatId, undefined, { persistence: secondAdapter }));
+    chat.update(defaults(chatId, undefined, { persistence: adapter('second', second) }));
     await waitForDom(() => expect(chat.current.session.transport).not.toBe(firstTransport));
     await chat.run((current) => current.sendMessage({ text: 'kept in the second' }));
     await waitForDom(() => expect(chat.transcript().at(-1)).toBe('assistant: Echo: kept in the second'));

@@ -28,6 +28,7 @@ function page(clock: ReturnType<typeof manualClock>): TurnGate {
     released: () => false,
     turnLive: async () => true,
     stop: async () => {},
+    warn: () => {},
   };
 }
 

@@ -204,15 +204,15 @@ describe('sessionIdentity', () => {
     taskIdentifier: 't',
     startSession: async () => ({ publicAccessToken: 'p' }),
   };
-  it('tells persistence adapter objects apart, and keeps one adapter stable', () => {
-    const first = memoryPersistence();
-    const second = memoryPersistence();
-    expect(sessionIdentity({ ...options, persistence: first })).toBe(
-      sessionIdentity({ ...options, persistence: first }),
+  it('tells adapters apart by their declared id, never by object identity (an inline adapter is new per render)', () => {
+    const identity = (persistence: ReturnType<typeof memoryPersistence>) =>
+      sessionIdentity({ ...options, persistence });
+    expect(identity(memoryPersistence())).toBe(identity(memoryPersistence()));
+    expect(identity({ ...memoryPersistence(), id: 'a' })).toBe(identity({ ...memoryPersistence(), id: 'a' }));
+    expect(identity({ ...memoryPersistence(), id: 'a' })).not.toBe(
+      identity({ ...memoryPersistence(), id: 'b' }),
     );
-    expect(sessionIdentity({ ...options, persistence: first })).not.toBe(
-      sessionIdentity({ ...options, persistence: second }),
-    );
+    expect(identity({ ...memoryPersistence(), id: 'a' })).not.toBe(identity(memoryPersistence()));
     expect(sessionIdentity({ ...options, persistence: 'local' })).toBe(sessionIdentity(options));
   });
 });
