@@ -373,7 +373,8 @@ export class TurnStream {
     if (this.phase.type !== 'appending') return;
     this.appendSeq = seq;
     const { mode } = this.options;
-    const expected = (mode.type === 'send' ? mode.attribution.expectedInSeq : undefined) ?? this.locateExpected;
+    const expected =
+      (mode.type === 'send' ? mode.attribution.expectedInSeq : undefined) ?? this.locateExpected;
     if (this.holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
       this.othersUntil = seq - 1;
     } else if (this.edgeGuessed && this.holdUntilStored && seq !== undefined && seq > 0) {
