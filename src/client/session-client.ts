@@ -13,6 +13,7 @@ import type { LivenessOptions, ResolvedLivenessOptions } from './liveness-option
 import { type OutReadEnd, OutReader, type OutReadHandlers, type OutReadOptions } from './out-reader.js';
 import type { SessionPersistence } from './persistence.js';
 import { PersistenceBinding } from './persistence-binding.js';
+import { scopedPersistence } from './persistence-scope.js';
 import { iterateOut, type ReadOutItem } from './read-out-iterable.js';
 import type { RetryOptions } from './retry-policy.js';
 import { type ChatSessionState, createSessionStore, type SessionStore } from './session-store.js';
@@ -65,6 +66,11 @@ export interface SessionClientOptions {
   fetch?: typeof globalThis.fetch;
   /** Where per-chat records live across reloads. Default: none (memory only). */
   persistence?: SessionPersistence;
+  /**
+   * Who the records belong to (the signed-in user's id): part of each record's key, so a
+   * stored token is only ever used again by the scope that stored it (see docs/security.md).
+   */
+  scope?: string;
   /** Append retries and `.out` reconnects; see `RetryOptions` for defaults. */
   retry?: RetryOptions;
   /** `Timeout-Seconds` of each `.out` long-poll (1-600). Default 60. */
@@ -141,7 +147,12 @@ export class SessionClient {
     this.persistence =
       options.persistence === undefined
         ? undefined
-        : new PersistenceBinding(this.chatId, this.store, options.persistence, env.warn);
+        : new PersistenceBinding(
+            this.chatId,
+            this.store,
+            scopedPersistence(options.persistence, options.scope),
+            env.warn,
+          );
     this.hydration = this.hydrate();
   }
 

@@ -616,6 +616,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       headers: options.headers,
       fetch: options.fetch,
       persistence: options.persistence,
+      scope: options.scope,
       retry: options.retry,
       liveness: options.liveness,
       streamTimeoutSeconds: options.streamTimeoutSeconds,
