@@ -14,6 +14,7 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.turnLive !== previous.turnLive ||
     next.turnStored !== previous.turnStored ||
     next.stoppedTurn !== previous.stoppedTurn ||
+    next.pendingAppend !== previous.pendingAppend ||
     next.turnStartCursor !== previous.turnStartCursor ||
     next.closed !== previous.closed
   );
@@ -72,6 +73,7 @@ export class PersistenceBinding {
         turnLive: record.turnLive,
         turnStored: record.turnStored === true,
         stoppedTurn: record.stoppedTurn,
+        pendingAppend: record.pendingAppend,
         turnStartCursor: record.turnStartCursor,
         closed: record.closed,
         closedReason: record.closedReason,

@@ -1,3 +1,4 @@
+import { MAX_APPEND_BODY_BYTES } from '../protocol/limits.js';
 import type { ChatSessionState } from './session-store.js';
 
 /** What survives a reload for one chat: exactly what resuming needs, nothing more. */
@@ -12,6 +13,8 @@ export interface PersistedChatRecord {
   turnStored?: boolean;
   /** A turn this page stopped but never saw end (see `ChatSessionState.stoppedTurn`). */
   stoppedTurn?: 'started' | 'unstarted';
+  /** The live turn's unanswered append (see `ChatSessionState.pendingAppend`). */
+  pendingAppend?: { partId: string; body: string };
   turnStartCursor: number | undefined;
   closed: boolean;
   closedReason: string | null;
@@ -48,6 +51,7 @@ export function toPersistedRecord(state: ChatSessionState): PersistedChatRecord 
     turnLive: state.turnLive,
     turnStored: state.turnStored,
     stoppedTurn: state.stoppedTurn,
+    pendingAppend: state.pendingAppend,
     turnStartCursor: state.turnStartCursor,
     closed: state.closed,
     closedReason: state.closedReason,
@@ -98,10 +102,20 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
     turnStored: record.turnStored === true,
     stoppedTurn:
       record.stoppedTurn === 'started' || record.stoppedTurn === 'unstarted' ? record.stoppedTurn : undefined,
+    pendingAppend: readPendingAppend(record.pendingAppend),
     turnStartCursor,
     closed: record.closed,
     closedReason,
   };
+}
+
+/** A saved unanswered append, or nothing when the stored value is not one (it is then dropped). */
+function readPendingAppend(value: unknown): { partId: string; body: string } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { partId, body } = value as Record<string, unknown>;
+  if (typeof partId !== 'string' || partId === '' || partId.length > 128) return undefined;
+  if (typeof body !== 'string' || body === '' || body.length > MAX_APPEND_BODY_BYTES) return undefined;
+  return { partId, body };
 }
 
 /** Keeps records in a Map (per page, or shared between clients in tests). */

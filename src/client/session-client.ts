@@ -91,6 +91,11 @@ export interface AppendOptions {
   kind?: (SessionEvent & { type: 'message-sent' })['kind'];
   /** Called as each attempt goes out: from then on the message may be stored. */
   onAttempt?: () => void;
+  /**
+   * The append's `X-Part-Id` (default: a new random one). The same id again is the same
+   * append: the server stores it once (a page that reloaded mid-append sends it again).
+   */
+  partId?: string;
 }
 
 /**
@@ -220,7 +225,18 @@ export class SessionClient {
    * starts first if needed. Returns the record's `.in` `seq` when the server gives one.
    */
   async append(chunk: ChatInputChunk, options: AppendOptions = {}): Promise<AppendResult> {
-    const body = serializeAppend(chunk);
+    return this.appendBody(serializeAppend(chunk), options.kind ?? kindOf(chunk), options);
+  }
+
+  /**
+   * Appends a body serialised earlier (`serializeAppend`), e.g. the one a page saved while its
+   * append was in flight, sent again after a reload under its saved `partId`.
+   */
+  async appendBody(
+    body: string,
+    kind: NonNullable<AppendOptions['kind']>,
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
     this.appendedOnce = true;
     // Appends of one chat go out one at a time, in call order: a stop must never overtake
     // the message it stops, nor a message the stop sent just before it.
@@ -238,7 +254,7 @@ export class SessionClient {
       result = await appendWithRetry(
         this.context,
         body,
-        randomPartId(),
+        options.partId ?? randomPartId(),
         options.signal,
         options.headers,
         options.onAttempt,
@@ -250,7 +266,7 @@ export class SessionClient {
     this.emit({
       type: 'message-sent',
       chatId: this.chatId,
-      kind: options.kind ?? kindOf(chunk),
+      kind,
       durationMs: result.durationMs,
       bytes: utf8ByteLength(body),
       attempts: result.attempts,

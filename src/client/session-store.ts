@@ -39,6 +39,12 @@ export interface ChatSessionState {
    * turn's late records. `started`: its reply had begun; `unstarted`: not yet.
    */
   stoppedTurn: 'started' | 'unstarted' | undefined;
+  /**
+   * The live turn's message while its append is unanswered (its `X-Part-Id` and serialised
+   * body): a reload sends it again under the same id, so the server stores it once, whether
+   * or not the first attempt arrived. Cleared when the append is answered or given up.
+   */
+  pendingAppend: { partId: string; body: string } | undefined;
   /** `lastEventId` just before the live turn was sent: replaying from here rebuilds the turn. */
   turnStartCursor: number | undefined;
   status: ConnectionStatus;
@@ -64,6 +70,7 @@ export function initialSessionState(chatId: string): ChatSessionState {
     turnLive: false,
     turnStored: false,
     stoppedTurn: undefined,
+    pendingAppend: undefined,
     turnStartCursor: undefined,
     status: { type: 'idle' },
     runId: undefined,

@@ -1,5 +1,6 @@
 import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
+import { randomPartId } from '../client/environment.js';
 import type { HeadersOption } from '../client/http.js';
 import { SessionClient } from '../client/session-client.js';
 import type { ChatSessionState } from '../client/session-store.js';
@@ -132,6 +133,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const state = client.getState();
     if (state.closed || (state.token === undefined && state.sessionId === undefined)) return null;
     const knownStart = state.turnLive;
+    // This page's own send whose append was still unanswered when it went away: sent again under
+    // its part id (stored once either way), so its reply is known to come.
+    const resend = knownStart && !state.turnStored ? state.pendingAppend : undefined;
     const turn = this.replace(entry, {
       client,
       from: knownStart ? state.turnStartCursor : state.lastEventId,
@@ -139,13 +143,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       // A settled peek closes before a reply that has not begun yet: never for a turn whose
       // append this chat saw stored (the spec: not right after a submit). A turn whose append
       // was still unanswered may never have reached the server: the peek tells.
-      peekSettled: !(knownStart && state.turnStored),
+      peekSettled: !(knownStart && (state.turnStored || resend !== undefined)),
       startedAt: client.environment.now(),
       onCancel: () => this.onDisconnect(entry, turn),
       onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
       onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
     });
     turn.start();
+    if (resend !== undefined) this.resendPending(entry, turn, resend);
     // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
     // resume replaces it (StrictMode mounts twice). `stop(chatId)` stops a resumed turn.
     listenForAbort(options.abortSignal, () => this.disconnectTurn(entry, turn));
@@ -317,7 +322,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.stops.flush(); // a stop decided before this send goes out before it
     const { client } = entry;
     const startedAt = client.environment.now();
-    serializeAppend(chunk as ChatInputChunk); // PAYLOAD_TOO_LARGE before any request
+    const body = serializeAppend(chunk as ChatInputChunk); // PAYLOAD_TOO_LARGE before any request
+    const partId = randomPartId();
     await client.ensureSession();
     const before = client.getState();
     const active = entry.active;
@@ -414,14 +420,26 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const wasLive = client.getState().turnLive && !this.stopInFlight(entry);
     const inSeqBefore = entry.inSeq;
     const generation = ++entry.generation;
+    const pendingAppend = { partId, body };
     if (!wasLive)
-      client.store.setState({ turnLive: true, turnStored: false, turnStartCursor: before.lastEventId });
+      client.store.setState({
+        turnLive: true,
+        turnStored: false,
+        turnStartCursor: before.lastEventId,
+        pendingAppend,
+      });
+    else client.store.setState({ pendingAppend });
+    const settlePending = (patch: Partial<ChatSessionState>) => {
+      if (client.getState().pendingAppend === pendingAppend)
+        client.store.setState({ pendingAppend: undefined, ...patch });
+    };
     // The stream is returned now, not when the append is answered: a slow or retried append
     // never holds back a reply that is already streaming. Its failure errors the stream.
     client
       .append(chunk as ChatInputChunk, {
         headers: call.headers as HeadersOption | undefined,
         signal: appendAbort.signal,
+        partId,
         onAttempt: () => {
           // A retry's answer is a backoff away: the reply streams by the edge rules meanwhile.
           if (attempted) turn.appendRetrying();
@@ -432,12 +450,16 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         (result: AppendResult) => {
           appended = true;
           this.noteInSeq(entry, result.seq);
-          if (client.getState().turnLive && !client.getState().turnStored)
-            client.store.setState({ turnStored: true });
+          settlePending(
+            client.getState().turnLive && !client.getState().turnStored && entry.generation === generation
+              ? { turnStored: true }
+              : {},
+          );
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
           entry.inSeq = undefined; // it may have been stored before the failure
+          settlePending({});
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
           if (entry.stoppedBy?.turn === turn && refusedForGood(error)) {
@@ -472,6 +494,37 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       (side.inFlight > 0 || side.maxSeq === null || consumed === undefined || consumed < side.maxSeq);
     entry.inSeq = consumed === undefined ? undefined : Math.max(consumed, entry.inSeq ?? -1);
     if (entry.active === turn && !sideTurnPending) entry.edge = turn;
+  }
+
+  /**
+   * After a reload: sends the unanswered append of the turn being resumed again, under its
+   * part id. Answered: the turn is stored. Refused outright: it never was, and the resumed
+   * stream ends, not live. Other failures are reported; the resume goes on (its liveness
+   * watch bounds it).
+   */
+  private resendPending(entry: ChatEntry, turn: TurnStream, pending: { partId: string; body: string }): void {
+    const { client } = entry;
+    const settle = (patch: Partial<ChatSessionState>) => {
+      if (client.getState().pendingAppend === pending)
+        client.store.setState({ pendingAppend: undefined, ...patch });
+    };
+    client.appendBody(pending.body, 'message', { partId: pending.partId }).then(
+      (result) => {
+        this.noteInSeq(entry, result.seq);
+        settle(client.getState().turnLive ? { turnStored: true } : {});
+      },
+      (error: unknown) => {
+        entry.inSeq = undefined;
+        if (refusedForGood(error)) {
+          settle({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+          turn.stop();
+        } else settle({});
+        if (isDurableChatError(error))
+          client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
+        else
+          client.environment.warn(`could not send chat ${client.chatId}'s message again: ${String(error)}`);
+      },
+    );
   }
 
   /** A steering message or an action: noted in `side` (see there) while and after it goes out. */
