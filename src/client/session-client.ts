@@ -133,6 +133,8 @@ export class SessionClient {
   private createdSession = false;
   /** An append (message, action, stop, ...) was started by this client. */
   private appendedOnce = false;
+  /** This client's `startSession` said the session already existed (`isCached: true`). */
+  private metExistingSession = false;
   private replacing: Promise<void> | undefined;
   /** Sessions replaced after a 404 (see `replaceSession`). */
   private generation = 0;
@@ -196,6 +198,15 @@ export class SessionClient {
    */
   get outKnownEmpty(): boolean {
     return this.createdSession && !this.appendedOnce && this.store.getState().lastEventId === undefined;
+  }
+
+  /**
+   * True when this client's `startSession` reported that the session already existed
+   * (`isCached: true`): another page or device made it, so `.in` may hold inputs whose
+   * turns have not begun even where `.out` is empty.
+   */
+  get sessionPreexisted(): boolean {
+    return this.metExistingSession;
   }
 
   /** Resolves once the persisted record, if any, has been loaded. */
@@ -407,6 +418,7 @@ export class SessionClient {
     // Only the start that gave this client its token counts: a later start (the token was
     // lost) meets the session this one created, and says so with `isCached: true`.
     this.createdSession = result.isCached === false && !this.appendedOnce;
+    this.metExistingSession = result.isCached === true;
     this.context.tokens.adopt(result.publicAccessToken, 'session-start');
   }
 

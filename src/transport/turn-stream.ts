@@ -377,9 +377,9 @@ export class TurnStream {
       (mode.type === 'send' ? mode.attribution.expectedInSeq : undefined) ?? this.locateExpected;
     if (this.holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
       this.othersUntil = seq - 1;
-    } else if (this.edgeGuessed && this.holdUntilStored && seq !== undefined && seq > 0) {
-      // The edge was a guess and `.in` held inputs before this one: their turns may come first.
-      // The first `.in` record (seq 0) has nothing before it.
+    } else if (this.edgeGuessed && this.holdUntilStored && seq !== undefined) {
+      // The edge was a guess: inputs before this one may have turns to come first, until the
+      // late batch's turn-complete (at or below the edge) or a later one says otherwise.
       this.othersUntil = seq - 1;
     }
     const { queued, caughtUp } = this.phase;
@@ -545,10 +545,18 @@ export class TurnStream {
     const env = this.options.client.environment;
     phase.timer = env.setTimeout(() => {
       if (this.edgeFound) return;
-      // A guess: a first batch may still be on its way. Records after this edge wait for the
-      // append's seq (see `appendDone`), so another device's turn is never shown as this one.
       this.edgeGuessed = true;
-      this.holdUntilStored = true;
+      // With a cursor the server answers at once (with the cursor's own record): silence means
+      // a late first batch, not an empty `.out`. A session another page made (`isCached:
+      // true`), or a turn the chat's record says is live, may hold inputs whose turns have
+      // not begun. Either way records after this edge
+      // wait for the append's seq (see `appendDone`), so another device's turn is never shown
+      // as this one. Otherwise (a new chat; a route that does not report `isCached`) an empty
+      // `.out` is the likely reading, and the reply streams.
+      const { client } = this.options;
+      const earlierLive = client.getState().turnLive; // e.g. another tab's turn, via the shared record
+      if (this.options.from !== undefined || client.sessionPreexisted || earlierLive)
+        this.holdUntilStored = true;
       this.resolveEdge();
     }, EMPTY_STREAM_GRACE_MS);
   }
@@ -638,6 +646,7 @@ export class TurnStream {
   private handleSent(record: ClassifiedRecord): boolean | undefined {
     if (record.seqNum <= this.edge) {
       if (record.seqNum > this.cursor) this.noteEarlier(record);
+      this.noteConsumedBeforeEdge(record);
       return undefined;
     }
     if (this.othersUntil !== undefined) return this.handleOthersFirst(record);
@@ -698,6 +707,21 @@ export class TurnStream {
       else this.upgraded(record);
     }
     return undefined;
+  }
+
+  /**
+   * A late first batch brings the turn-complete at the (guessed) edge: when the agent had
+   * consumed every input before this append there, nothing else comes first.
+   */
+  private noteConsumedBeforeEdge(record: ClassifiedRecord): void {
+    const until = this.othersUntil;
+    if (until === undefined || record.kind !== 'control' || record.control !== CONTROL.turnComplete) return;
+    const inEventId = record.sessionInEventId;
+    if (inEventId === undefined || inEventId < until) return;
+    this.othersUntil = undefined;
+    const held = this.othersHeld;
+    this.othersHeld = [];
+    for (const chunk of held) this.emitFresh(chunk);
   }
 
   /**

@@ -618,17 +618,24 @@ describe('item 5: stopping a send that waits out a 429', () => {
 });
 
 describe('item 6: a late first batch never shows another device’s reply as ours', () => {
-  it('the edge guessed after 250 ms of nothing: records that come later wait for the append’s seq', async () => {
+  it('a reloaded page whose first .out batch comes 600 ms after its headers (the edge is guessed at 250 ms)', async () => {
     const chatId = uniqueChatId('late-first-batch');
-    // Another device's turn is on .out, its reply still streaming slowly.
+    const records = new Map<string, PersistedChatRecord>();
+    // This device had the chat's first turn, then the page reloads.
+    const before = transportFor('echo', { persistence: memoryPersistence(records) }).transport;
+    const chat = new TestChat({ id: chatId, transport: before });
+    await chat.sendMessage({ text: 'mine first' });
+    await before.getClient(chatId).flushPersistence();
+    before.close();
+    // Another device's turn is on .out meanwhile, its reply still streaming slowly.
     const other = transportFor('echo').transport;
     const otherChat = new TestChat({ id: chatId, transport: other });
     const othersTurn = otherChat.sendMessage(
-      { text: 'the other device asks first, slowly' },
+      { text: 'the other device asks, slowly' },
       { metadata: { delayMs: 80 } },
     );
     await waitFor(() => otherChat.status === 'streaming', 5_000, 'the other device’s reply');
-    // This fresh page's first .out response sends its first batch 600 ms after its headers.
+    // The reloaded page's first .out response sends its first batch 600 ms after its headers.
     let delayed = false;
     const lateFirstBatch: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
@@ -653,13 +660,16 @@ describe('item 6: a late first batch never shows another device’s reply as our
     };
     const { transport } = transportFor('echo', {
       fetch: lateFirstBatch,
-      startSession: startSessionVia(server, undefined, { reportIsCached: false }),
+      persistence: memoryPersistence(records),
     });
-    const chat = new TestChat({ id: chatId, transport });
-    await chat.sendMessage({ text: 'mine' });
+    const reloaded = new TestChat({ id: chatId, transport, messages: chat.messages });
+    await reloaded.sendMessage({ text: 'mine again' });
     await othersTurn;
-    expect(chat.error).toBeUndefined();
-    expect(transcript(chat.messages)).toEqual(['user: mine', 'assistant: Echo: mine']);
+    expect(reloaded.error).toBeUndefined();
+    expect(transcript(reloaded.messages).slice(-2)).toEqual([
+      'user: mine again',
+      'assistant: Echo: mine again',
+    ]);
     transport.close();
     other.close();
   });
