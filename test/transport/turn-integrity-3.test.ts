@@ -22,6 +22,10 @@ import { virtualClock } from './support/virtual-clock.js';
  * library's DEFAULT options.
  */
 
+function urlOf(input: Parameters<typeof fetch>[0]): URL {
+  return new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+}
+
 /** The echo agent, but its model takes `firstChunkDelayMs` before the first chunk (a cold start). */
 const slowStartAgent = defineAgent({
   ...echoAgent,
@@ -124,7 +128,7 @@ describe('item 1: a reload after the append was stored, before the first chunk',
 function wireLog(delayMs: number) {
   const log: { at: number; what: string }[] = [];
   const fetchWithDelay: typeof fetch = async (input, init) => {
-    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const url = urlOf(input);
     const kind = url.pathname.endsWith('/out')
       ? 'out'
       : url.pathname.endsWith('/append')
@@ -248,7 +252,7 @@ describe('item 9: an append whose 200 body stalls after the headers', () => {
     let stalled = 0;
     const stallingBody: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
-      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      const url = urlOf(input);
       if (!url.pathname.endsWith('/in/append') || stalled > 0) return response;
       stalled++;
       await response.text(); // stored; its body never reaches the client
@@ -336,7 +340,7 @@ function slowAnswers(match: (body: string) => boolean, ms: number): typeof fetch
   return async (input, init) => {
     const response = await fetch(input, init);
     const body = typeof init?.body === 'string' ? init.body : '';
-    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const url = urlOf(input);
     if (!url.pathname.endsWith('/in/append') || !match(body)) return response;
     const text = await response.text();
     await new Promise((resolve) => setTimeout(resolve, ms));
@@ -387,7 +391,7 @@ describe('items 13-15 and 19: stops', () => {
     let appendsOut = 0;
     // The refusal takes a while to arrive; the user stops meanwhile (the attempt is out).
     const slowRefusal: typeof fetch = async (input, init) => {
-      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      const url = urlOf(input);
       if (!url.pathname.endsWith('/in/append')) return fetch(input, init);
       appendsOut++;
       // The refusal arrives even though the page aborts meanwhile (it was already on its way).
@@ -433,7 +437,7 @@ describe('items 13-15 and 19: stops', () => {
     const chatId = uniqueChatId('settled-on-send');
     let armed = false;
     const settledOnce: typeof fetch = async (input, init) => {
-      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      const url = urlOf(input);
       if (armed && url.pathname.endsWith('/out')) {
         armed = false;
         const headers = { 'content-type': 'text/event-stream', 'x-session-settled': 'true' };
@@ -594,7 +598,7 @@ describe('item 5: stopping a send that waits out a 429', () => {
     const chatId = uniqueChatId('stop-during-429');
     let appendsOut = 0;
     const counting: typeof fetch = async (input, init) => {
-      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      const url = urlOf(input);
       if (url.pathname.endsWith('/in/append')) appendsOut++;
       return fetch(input, init);
     };
@@ -639,7 +643,7 @@ describe('item 6: a late first batch never shows another device’s reply as our
     let delayed = false;
     const lateFirstBatch: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
-      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      const url = urlOf(input);
       if (delayed || !url.pathname.endsWith('/out') || response.body === null) return response;
       delayed = true;
       const source = response.body;
