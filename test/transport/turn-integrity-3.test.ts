@@ -7,12 +7,14 @@ import { ServerError } from '../../src/errors/http-error.js';
 import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
 import type { SessionChatTransportOptions } from '../../src/transport/transport-options.js';
 import {
+  readAll,
   recordingFetch,
   startEchoServer,
   startSessionVia,
   TestChat,
   transcript,
   uniqueChatId,
+  userMessage,
   waitFor,
 } from './support/dev-server-fixture.js';
 import { virtualClock } from './support/virtual-clock.js';
@@ -198,12 +200,23 @@ describe('item 2: a follow-up message pays no round trip before its append', () 
     other.close();
   });
 
-  it('finished turns are not kept as draining readers', async () => {
+  it('a reply that finished after a newer send overlapped it is not kept as a draining reader', async () => {
     const chatId = uniqueChatId('no-draining-growth');
     const { transport } = transportFor('echo');
-    const chat = new TestChat({ id: chatId, transport });
-    await chat.sendMessage({ text: 'one' });
-    await chat.sendMessage({ text: 'two' });
+    const send = (text: string, delayMs: number) =>
+      transport.sendMessages({
+        trigger: 'submit-message',
+        chatId,
+        messageId: undefined,
+        messages: [userMessage(text)],
+        abortSignal: undefined,
+        metadata: { delayMs },
+      });
+    const first = await send('a slow first reply, read to its own end', 40);
+    const firstRead = readAll(first);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the first reply streams
+    const second = await send('an overlapping second message', 0);
+    await Promise.all([firstRead, readAll(second)]);
     const entry = (transport as unknown as { chats: Map<string, { draining: Set<unknown> }> }).chats.get(
       chatId,
     );
