@@ -340,15 +340,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // this page's own start created the session and nothing was appended or read since (the
     // first send of a new chat: `.out` is empty). Otherwise (a fresh page, a stale cursor, a
     // turn never seen finishing) read to the edge first.
+    // The edge from this page's own read of the last turn, or none needed (`.out` is empty).
     const ownEnd = entry.edge?.endCursor;
-    const edgeKnown =
-      earlier === undefined &&
-      ((ownEnd !== undefined && ownEnd === before.lastEventId) || client.outKnownEmpty);
+    const ownEdge = earlier === undefined && ownEnd !== undefined && ownEnd === before.lastEventId;
+    const edgeKnown = ownEdge || (earlier === undefined && client.outKnownEmpty);
     const liveOpen = before.turnLive && !liveUnstarted && (earlier === undefined || earlier.started);
     const stopped = earlier === undefined && !edgeKnown && !before.turnLive ? before.stoppedTurn : undefined;
-    // The edge from this page's own read, and every `.in` seq since known: the append's seq
-    // tells whether another device appended in between (see `SendAttribution.expectedInSeq`).
-    const ownEdge = edgeKnown && ownEnd !== undefined && ownEnd === before.lastEventId;
+    // With this page's own edge and every `.in` seq since known, the append's seq tells whether
+    // another device appended in between (see `SendAttribution.expectedInSeq`).
     const mode: TurnMode = {
       type: 'send',
       trigger: call.trigger,
@@ -429,10 +428,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         pendingAppend,
       });
     else client.store.setState({ pendingAppend });
-    const settlePending = (patch: Partial<ChatSessionState>) => {
-      if (client.getState().pendingAppend === pendingAppend)
-        client.store.setState({ pendingAppend: undefined, ...patch });
-    };
+    const settlePending = (patch: Partial<ChatSessionState>) =>
+      settlePendingAppend(client, pendingAppend, patch);
     // The stream is returned now, not when the append is answered: a slow or retried append
     // never holds back a reply that is already streaming. Its failure errors the stream.
     client
@@ -504,10 +501,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    */
   private resendPending(entry: ChatEntry, turn: TurnStream, pending: { partId: string; body: string }): void {
     const { client } = entry;
-    const settle = (patch: Partial<ChatSessionState>) => {
-      if (client.getState().pendingAppend === pending)
-        client.store.setState({ pendingAppend: undefined, ...patch });
-    };
+    const settle = (patch: Partial<ChatSessionState>) => settlePendingAppend(client, pending, patch);
     client.appendBody(pending.body, 'message', { partId: pending.partId }).then(
       (result) => {
         this.noteInSeq(entry, result.seq);
@@ -712,4 +706,14 @@ function refusedForGood(error: unknown): boolean {
   if (!isDurableChatError(error)) return false;
   const status = error.status;
   return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+/** Clears the saved unanswered append (with `patch`) unless a newer send replaced it. */
+function settlePendingAppend(
+  client: SessionClient,
+  pending: ChatSessionState['pendingAppend'],
+  patch: Partial<ChatSessionState>,
+): void {
+  if (client.getState().pendingAppend === pending)
+    client.store.setState({ pendingAppend: undefined, ...patch });
 }
