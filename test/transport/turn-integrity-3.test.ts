@@ -4,6 +4,8 @@ import type { SessionEvent } from '../../src/client/events.js';
 import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
 import { type DevServer, defineAgent, echoAgent } from '../../src/dev-server/index.js';
 import { ServerError } from '../../src/errors/http-error.js';
+import { submitChunk } from '../../src/protocol/input-chunks.js';
+import { serializeAppend } from '../../src/protocol/validate.js';
 import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
 import type { SessionChatTransportOptions } from '../../src/transport/transport-options.js';
 import {
@@ -689,5 +691,83 @@ describe('item 6: a late first batch never shows another device’s reply as our
     ]);
     transport.close();
     other.close();
+  });
+});
+
+describe('a message whose append was unanswered when the page went away', () => {
+  async function leaveWithAppendInFlight(
+    own: DevServer,
+    records: Map<string, PersistedChatRecord>,
+    chatId: string,
+    store: boolean,
+  ) {
+    const first = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
+    const chat = new TestChat({ id: chatId, transport: first });
+    await chat.sendMessage({ text: 'an earlier turn' });
+    own.faults.hangAppends(1, { store });
+    void chat.sendMessage({ text: 'sent just before the reload' });
+    await waitFor(() => first.getState(chatId).pendingAppend !== undefined, 5_000, 'the append in flight');
+    await first.getClient(chatId).flushPersistence();
+    first.close(); // the page goes away; its append is never answered
+    return chat.messages.slice(0, 3);
+  }
+
+  it('an unplanned moment: the token expired meanwhile; the resend refreshes it and is stored once', async () => {
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('resend-expired-token');
+    const saved = await leaveWithAppendInFlight(own, records, chatId, true);
+    own.faults.expireTokens();
+    const { transport } = transportFor('echo', { persistence: memoryPersistence(records) }, own);
+    const resumed = new TestChat({ id: chatId, transport, messages: saved });
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages).slice(-1)).toEqual(['assistant: Echo: sent just before the reload']);
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(2); // the earlier message and this one, once
+    transport.close();
+    await own.close();
+  });
+
+  it('refused outright (4xx) when sent again: the resumed stream ends and the chat is not live', async () => {
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('resend-refused');
+    const first = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
+    const chat = new TestChat({ id: chatId, transport: first });
+    await chat.sendMessage({ text: 'an earlier turn' });
+    // What a page saves when it goes away with an append that never reached the server.
+    const client = first.getClient(chatId);
+    const message = userMessage('never stored');
+    client.store.setState({
+      turnLive: true,
+      turnStored: false,
+      turnStartCursor: client.getState().lastEventId,
+      pendingAppend: { partId: 'never-stored-part', body: serializeAppend(submitChunk({ chatId, message })) },
+    });
+    await client.flushPersistence();
+    first.close();
+    const events: SessionEvent[] = [];
+    // The service refuses it (400), as it would a body it cannot take.
+    const refusing: typeof fetch = async (input, init) =>
+      urlOf(input).pathname.endsWith('/in/append')
+        ? new Response(JSON.stringify({ ok: false, error: 'refused' }), {
+            status: 400,
+            headers: { 'content-type': 'application/json' },
+          })
+        : fetch(input, init);
+    const { transport } = transportFor(
+      'echo',
+      { persistence: memoryPersistence(records), fetch: refusing, onEvent: (event) => events.push(event) },
+      own,
+    );
+    const resumed = new TestChat({ id: chatId, transport, messages: [...chat.messages, message] });
+    await resumed.resumeStream();
+    await waitFor(() => !transport.getState(chatId).turnLive, 5_000, 'the turn to be over');
+    expect(transport.getState(chatId).pendingAppend).toBeUndefined();
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(1); // only the earlier message
+    expect(transcript(resumed.messages)).toEqual([...transcript(chat.messages), 'user: never stored']);
+    expect(events.some((event) => event.type === 'error' && event.error.code === 'BAD_REQUEST')).toBe(true);
+    transport.close();
+    await own.close();
   });
 });
