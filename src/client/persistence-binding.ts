@@ -16,6 +16,8 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.stoppedTurn !== previous.stoppedTurn ||
     next.pendingAppend !== previous.pendingAppend ||
     next.turnStartCursor !== previous.turnStartCursor ||
+    next.turnInSeq !== previous.turnInSeq ||
+    next.turnPriorInSeq !== previous.turnPriorInSeq ||
     next.closed !== previous.closed
   );
 }
@@ -75,6 +77,8 @@ export class PersistenceBinding {
         stoppedTurn: record.stoppedTurn,
         pendingAppend: record.pendingAppend,
         turnStartCursor: record.turnStartCursor,
+        turnInSeq: record.turnInSeq,
+        turnPriorInSeq: record.turnPriorInSeq,
         closed: record.closed,
         closedReason: record.closedReason,
         status: record.closed ? { type: 'closed' } : { type: 'idle' },

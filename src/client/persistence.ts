@@ -16,6 +16,10 @@ export interface PersistedChatRecord {
   /** The live turn's unanswered append (see `ChatSessionState.pendingAppend`). */
   pendingAppend?: { partId: string; body: string };
   turnStartCursor: number | undefined;
+  /** See `ChatSessionState.turnInSeq` (absent in older records). */
+  turnInSeq?: number;
+  /** See `ChatSessionState.turnPriorInSeq` (absent in older records). */
+  turnPriorInSeq?: number;
   closed: boolean;
   closedReason: string | null;
 }
@@ -53,6 +57,8 @@ export function toPersistedRecord(state: ChatSessionState): PersistedChatRecord 
     stoppedTurn: state.stoppedTurn,
     pendingAppend: state.pendingAppend,
     turnStartCursor: state.turnStartCursor,
+    turnInSeq: state.turnInSeq,
+    turnPriorInSeq: state.turnPriorInSeq,
     closed: state.closed,
     closedReason: state.closedReason,
   };
@@ -104,6 +110,9 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
       record.stoppedTurn === 'started' || record.stoppedTurn === 'unstarted' ? record.stoppedTurn : undefined,
     pendingAppend: readPendingAppend(record.pendingAppend),
     turnStartCursor,
+    // Unusable values are dropped, not fatal: without them a resume attributes by the edge rules.
+    turnInSeq: isCursor(record.turnInSeq) ? record.turnInSeq : undefined,
+    turnPriorInSeq: isCursor(record.turnPriorInSeq) ? record.turnPriorInSeq : undefined,
     closed: record.closed,
     closedReason,
   };

@@ -42,6 +42,16 @@ describe('parsePersistedRecord', () => {
     expect(parsePersistedRecord(older, 'c1')).toEqual({ ...record, turnStored: false });
   });
 
+  it('keeps the live turn’s own `.in` seqs (0 included) and drops unusable ones without discarding the record', () => {
+    const withSeqs = { ...record, turnInSeq: 0, turnPriorInSeq: 3 };
+    expect(parsePersistedRecord(JSON.stringify(withSeqs), 'c1')).toMatchObject({
+      turnInSeq: 0,
+      turnPriorInSeq: 3,
+    });
+    const parsed = parsePersistedRecord({ ...record, turnInSeq: -2, turnPriorInSeq: 'x' }, 'c1');
+    expect(parsed).toMatchObject({ turnLive: true, turnInSeq: undefined, turnPriorInSeq: undefined });
+  });
+
   it('treats missing optional fields as undefined', () => {
     const parsed = parsePersistedRecord({ version: 1, chatId: 'c1', turnLive: false, closed: false }, 'c1');
     expect(parsed).toMatchObject({ sessionId: undefined, lastEventId: undefined, closedReason: null });
