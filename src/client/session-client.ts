@@ -159,6 +159,7 @@ export class SessionClient {
             this.store,
             scopedPersistence(options.persistence, options.scope),
             env.warn,
+            env.now,
           );
     this.hydration = this.hydrate();
   }
@@ -317,7 +318,14 @@ export class SessionClient {
    * for that long is memory a thousand concurrent chats pay a thousand times.
    */
   read(options: OutReadOptions, handlers: OutReadHandlers): Promise<OutReadEnd> {
+    const generation = this.generation;
     return this.ensureSession().then(() => {
+      // The start this read waited for found another session than the stored one: the
+      // cursor was the old `.out`'s (see `start`).
+      if (this.generation !== generation) {
+        options = { ...options, from: undefined };
+        handlers.onSessionReplaced?.();
+      }
       // A caller that owns the read's controller lends it (close() aborts it directly); any
       // other signal gets one of the client's own chained to it.
       const owned = options.controller;
@@ -414,7 +422,19 @@ export class SessionClient {
 
   private async start(): Promise<void> {
     const result = await this.callStartSession();
-    if (result.sessionId !== undefined) this.store.setState({ sessionId: result.sessionId });
+    const stored = this.store.getState().sessionId;
+    if (stored !== undefined && result.sessionId !== undefined && result.sessionId !== stored) {
+      // A restored record (whose token was not kept) names a session the server no longer
+      // has: the start made another, as a 404 would have (see `replaceSession`).
+      this.generation++;
+      this.store.setState({ sessionId: result.sessionId, lastEventId: undefined });
+      this.emit({
+        type: 'session-replaced',
+        chatId: this.chatId,
+        previousSessionId: stored,
+        sessionId: result.sessionId,
+      });
+    } else if (result.sessionId !== undefined) this.store.setState({ sessionId: result.sessionId });
     // Only the start that gave this client its token counts: a later start (the token was
     // lost) meets the session this one created, and says so with `isCached: true`.
     this.createdSession = result.isCached === false && !this.appendedOnce;

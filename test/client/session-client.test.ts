@@ -461,13 +461,13 @@ describe('SessionClient.read', () => {
 });
 
 describe('SessionClient persistence', () => {
-  it('restores sessionId, token, cursor and turn state from the record; nothing else is needed', async () => {
+  it('with a scope: restores sessionId, token, cursor and turn state from the record; nothing else is needed', async () => {
     const records = new Map<string, PersistedChatRecord>();
-    const first = makeClient({ persistence: memoryPersistence(records) });
+    const first = makeClient({ persistence: memoryPersistence(records), scope: 'alice' });
     await first.client.append(say(first.chatId, 'remember me'));
     await readTurn(first.client, undefined);
     await first.client.flushPersistence();
-    const saved = records.get(first.chatId);
+    const saved = records.get(`@alice:${first.chatId}`);
     expect(saved).toMatchObject({
       version: 1,
       lastEventId: first.client.getState().lastEventId,
@@ -479,6 +479,7 @@ describe('SessionClient persistence', () => {
     const second = makeClient({
       chatId: first.chatId,
       persistence: memoryPersistence(records),
+      scope: 'alice',
       startSession: async () => {
         starts++;
         throw new Error('must not be called');
