@@ -17,6 +17,7 @@ import {
   networkError,
 } from './http.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
+import { SeqGuard } from './seq-guard.js';
 
 export interface OutReadHandlers {
   /**
@@ -52,6 +53,11 @@ export interface OutReadHandlers {
    * batches pays for one clock read per read.
    */
   onBatches?(at: number): void;
+  /**
+   * A cursor jump was contradicted (see `SeqGuard`): the read goes back to `cursor` and fails.
+   * Records past it that were handed on but not yet used should be dropped.
+   */
+  onRewind?(cursor: number | undefined): void;
 }
 
 export interface OutReadOptions {
@@ -93,6 +99,7 @@ export class OutReader {
   private endSeen: 'done' | 'error-event' | undefined;
   /** A batch arrived in the current network read. */
   private batchInRead = false;
+  private readonly seqGuard: SeqGuard;
 
   constructor(
     private readonly context: ClientContext,
@@ -100,6 +107,13 @@ export class OutReader {
     private readonly handlers: OutReadHandlers,
   ) {
     this.cursor = options.from;
+    this.seqGuard = new SeqGuard(context, {
+      get: () => this.cursor,
+      set: (to) => {
+        this.cursor = to;
+        handlers.onRewind?.(to);
+      },
+    });
   }
 
   /** Last processed `seq_num`. */
@@ -152,6 +166,8 @@ export class OutReader {
           } finally {
             this.handlers.onConnection?.(false);
           }
+          const refuted = this.seqGuard.takeFailure();
+          if (refuted !== undefined) throw this.fail(refuted);
           const aborted = this.checkAborted();
           if (aborted !== undefined) return aborted;
           if (end === 'stopped') return this.finish('stopped');
@@ -276,7 +292,7 @@ export class OutReader {
   private async pump(body: ReadableStream<Uint8Array>, connection: AbortController): Promise<ConnectionEnd> {
     const { env, retry } = this.context;
     const reader = body.getReader();
-    const decoder = createOutStreamDecoder((event) => this.onEvent(event));
+    const decoder = createOutStreamDecoder(this.seqGuard.check((event) => this.onEvent(event)));
     this.firstOfConnection = true;
     this.endSeen = undefined;
     let lastByteAt = env.now();
