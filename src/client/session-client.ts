@@ -67,8 +67,9 @@ export interface SessionClientOptions {
   /** Where per-chat records live across reloads. Default: none (memory only). */
   persistence?: SessionPersistence;
   /**
-   * Who the records belong to (the signed-in user's id): part of each record's key, so a
-   * stored token is only ever used again by the scope that stored it (see docs/security.md).
+   * Who the records belong to (the signed-in user's id): part of each record's key, and only
+   * then does a record keep the session token (read again by this scope alone). Without it
+   * a restored chat asks `startSession` once before it reads (see docs/security.md).
    */
   scope?: string;
   /** Append retries and `.out` reconnects; see `RetryOptions` for defaults. */
