@@ -16,6 +16,7 @@ import {
   mergeHeaders,
   networkError,
 } from './http.js';
+import { refusedFreshToken } from './refused-fresh-token.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
 import { SeqGuard } from './seq-guard.js';
 
@@ -199,7 +200,7 @@ export class OutReader {
           await response.body?.cancel().catch(() => undefined);
           if (failure.status === 401 || failure.status === 403) {
             // One refresh per refusal; a fresh token refused again is final.
-            if (authRetried) throw this.fail(failure);
+            if (authRetried) throw this.fail(refusedFreshToken(failure, store.getState().token));
             await context.tokens.refresh('unauthorized');
             authRetried = true;
             continue;

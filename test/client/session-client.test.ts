@@ -112,7 +112,7 @@ describe('SessionClient.append', () => {
     client.close();
   });
 
-  it('refreshes the token once on 401, then fails with UNAUTHORIZED if refused again', async () => {
+  it('refreshes the token once on 401, then fails with STALE_ACCESS_TOKEN (naming getAccessToken) if refused again', async () => {
     let refreshes = 0;
     const { client, chatId, events } = makeClient({
       getAccessToken: async () => {
@@ -122,7 +122,12 @@ describe('SessionClient.append', () => {
     });
     await client.preload();
     server.faults.expireTokens();
-    await expect(client.append(say(chatId, 'who am I'))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(client.append(say(chatId, 'who am I'))).rejects.toMatchObject({
+      code: 'STALE_ACCESS_TOKEN',
+      field: 'getAccessToken',
+      retryable: false,
+      cause: expect.objectContaining({ code: 'UNAUTHORIZED' }),
+    });
     expect(refreshes).toBe(1);
     expect(events).toContainEqual(
       expect.objectContaining({ type: 'token-refreshed', source: 'unauthorized' }),
@@ -352,7 +357,7 @@ describe('SessionClient.readOut', () => {
     client.close();
   });
 
-  it('a fresh token refused again on .out is final (UNAUTHORIZED), not retried forever', async () => {
+  it('a fresh token refused again on .out is final (STALE_ACCESS_TOKEN), not retried forever', async () => {
     const { client } = makeClient({ getAccessToken: async () => 'refused.token.value' });
     await client.preload();
     server.faults.expireTokens();
@@ -361,7 +366,7 @@ describe('SessionClient.readOut', () => {
         // nothing
       }
     })();
-    await expect(reading).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(reading).rejects.toMatchObject({ code: 'STALE_ACCESS_TOKEN', status: 401 });
     client.close();
   });
 
