@@ -193,14 +193,26 @@ interface StorageLike {
 /**
  * One JSON string per chat under `${prefix}${chatId}` (one `setItem`, so it is atomic).
  * `storage` defaults to `globalThis.localStorage`, read per call; without one the adapter
- * keeps nothing.
+ * keeps nothing, and says so once (`warn`, default `console.warn`): a chat that forgets
+ * every reload must not look like a bug elsewhere.
  */
 export function localStoragePersistence(
-  options: { prefix?: string; storage?: StorageLike } = {},
+  options: { prefix?: string; storage?: StorageLike; warn?: (message: string) => void } = {},
 ): SessionPersistence {
   const prefix = options.prefix ?? 'durable-chat:';
-  const storage = () =>
-    options.storage ?? (globalThis as { localStorage?: StorageLike }).localStorage ?? undefined;
+  let warned = false;
+  const storage = () => {
+    const found = options.storage ?? (globalThis as { localStorage?: StorageLike }).localStorage ?? undefined;
+    if (found === undefined && !warned) {
+      warned = true;
+      (options.warn ?? console.warn)(
+        '[durable-chat] localStoragePersistence: there is no localStorage here (server rendering, Node, ' +
+          'storage disabled), so nothing is kept across reloads. Create it only in the browser, pass ' +
+          '{ storage }, or use memoryPersistence().',
+      );
+    }
+    return found;
+  };
   return {
     load: (chatId) => storage()?.getItem(prefix + chatId) ?? undefined,
     save: (chatId, record) => storage()?.setItem(prefix + chatId, JSON.stringify(record)),

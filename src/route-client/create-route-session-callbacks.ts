@@ -97,7 +97,13 @@ function configurationErrorFromRoute(
 ): ConfigurationError | undefined {
   const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const code = record.code;
-  if (code !== 'SECRET_KEY_REJECTED' && code !== 'TASK_NOT_FOUND') return undefined;
+  if (
+    code !== 'SECRET_KEY_REJECTED' &&
+    code !== 'TASK_NOT_FOUND' &&
+    code !== 'INVALID_CONFIG' &&
+    code !== 'TASK_MISMATCH'
+  )
+    return undefined;
   const said = typeof record.error === 'string' ? `: ${record.error.slice(0, 500)}` : '';
   return new ConfigurationError({
     code,
