@@ -22,7 +22,8 @@ import type { TokenManager } from './token-manager.js';
 /** What the app's `startSession` receives. It runs on the app's server (the secret key lives there). */
 export interface StartSessionInput {
   chatId: string;
-  taskIdentifier: string;
+  /** The client's `taskIdentifier` option: absent when the app's server decides (the route helpers). */
+  taskIdentifier?: string;
   clientData: unknown;
 }
 
@@ -49,8 +50,12 @@ export interface SessionClientOptions {
   /** The service (or dev server) origin, e.g. `http://localhost:3030`. */
   baseURL: string;
   chatId: string;
-  /** The chat-agent task's id. */
-  taskIdentifier: string;
+  /**
+   * The chat-agent task's id, for a `startSession` of your own that needs it. Leave it out
+   * with `createRouteSessionCallbacks`: the route's `taskIdentifier` decides, and a different
+   * one here fails the first start with `TASK_MISMATCH`.
+   */
+  taskIdentifier?: string;
   /**
    * Creates (or returns) the session on the app's server, where the secret key lives.
    * Called once per chat, on the first send or on `preload`; concurrent calls share one.

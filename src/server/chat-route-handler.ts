@@ -101,6 +101,22 @@ function unreachableHint(error: unknown, baseURL: string): string {
 }
 
 /**
+ * The browser named a task other than this route's. It is never used (the route decides);
+ * refusing it, rather than serving this route's task, stops a chat from talking to an agent
+ * its code does not name, and the message says the one-line fix.
+ */
+function taskMismatch(asked: string, served: string): ConfigurationError {
+  return new ConfigurationError({
+    code: 'TASK_MISMATCH',
+    field: 'taskIdentifier',
+    status: 400,
+    message:
+      `the browser asked for task "${asked.slice(0, 100)}", and this chat route serves "${served}". ` +
+      "Remove taskIdentifier from the browser's options (the route's taskIdentifier decides), or make them the same.",
+  });
+}
+
+/**
  * The route's own options made into the sessions API. A missing or malformed `secretKey` or
  * `baseURL` (an unset environment variable) is the operator's to fix: `INVALID_CONFIG`,
  * naming the option, never a generic internal error.
@@ -189,6 +205,12 @@ export function createChatRouteHandler(
       if (sessionId !== null) await api().close(sessionId, body.reason, { signal: request.signal });
       return jsonResponse({ closed: true } satisfies ChatRouteCloseResponse);
     }
+    if (
+      body.action === 'start' &&
+      body.taskIdentifier !== undefined &&
+      body.taskIdentifier !== options.taskIdentifier
+    )
+      throw taskMismatch(body.taskIdentifier, options.taskIdentifier);
     const input = await createInput(request, body.chatId, body.clientData);
     const session = await api().create(input, { signal: request.signal });
     // Passed on only when the service sent it: the browser must not mistake a missing

@@ -86,6 +86,9 @@ export function mapUpstreamFailure(error: unknown): MappedFailure {
       const response = errorResponse(500, error.code, `${what}; the server's log says how to fix it`);
       return { response, serverSide: true };
     }
+    case 'TASK_MISMATCH':
+      // The app's own code disagrees with itself: the browser may show the fix, and the log has it.
+      return { response: errorResponse(400, 'TASK_MISMATCH', error.message), serverSide: true };
     case 'INVALID_INPUT':
     case 'PAYLOAD_TOO_LARGE':
       // The browser's input was checked before, so this came from the app's createOptions.
