@@ -16,7 +16,9 @@ import {
   mergeHeaders,
   networkError,
 } from './http.js';
+import { refusedFreshToken } from './refused-fresh-token.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
+import { SeqGuard } from './seq-guard.js';
 
 export interface OutReadHandlers {
   /**
@@ -52,6 +54,11 @@ export interface OutReadHandlers {
    * batches pays for one clock read per read.
    */
   onBatches?(at: number): void;
+  /**
+   * A cursor jump was contradicted (see `SeqGuard`): the read goes back to `cursor` and fails.
+   * Records past it that were handed on but not yet used should be dropped.
+   */
+  onRewind?(cursor: number | undefined): void;
 }
 
 export interface OutReadOptions {
@@ -93,6 +100,7 @@ export class OutReader {
   private endSeen: 'done' | 'error-event' | undefined;
   /** A batch arrived in the current network read. */
   private batchInRead = false;
+  private readonly seqGuard: SeqGuard;
 
   constructor(
     private readonly context: ClientContext,
@@ -100,6 +108,13 @@ export class OutReader {
     private readonly handlers: OutReadHandlers,
   ) {
     this.cursor = options.from;
+    this.seqGuard = new SeqGuard(context, {
+      get: () => this.cursor,
+      set: (to) => {
+        this.cursor = to;
+        handlers.onRewind?.(to);
+      },
+    });
   }
 
   /** Last processed `seq_num`. */
@@ -152,6 +167,8 @@ export class OutReader {
           } finally {
             this.handlers.onConnection?.(false);
           }
+          const refuted = this.seqGuard.takeFailure();
+          if (refuted !== undefined) throw this.fail(refuted);
           const aborted = this.checkAborted();
           if (aborted !== undefined) return aborted;
           if (end === 'stopped') return this.finish('stopped');
@@ -183,7 +200,7 @@ export class OutReader {
           await response.body?.cancel().catch(() => undefined);
           if (failure.status === 401 || failure.status === 403) {
             // One refresh per refusal; a fresh token refused again is final.
-            if (authRetried) throw this.fail(failure);
+            if (authRetried) throw this.fail(refusedFreshToken(failure, store.getState().token));
             await context.tokens.refresh('unauthorized');
             authRetried = true;
             continue;
@@ -276,7 +293,7 @@ export class OutReader {
   private async pump(body: ReadableStream<Uint8Array>, connection: AbortController): Promise<ConnectionEnd> {
     const { env, retry } = this.context;
     const reader = body.getReader();
-    const decoder = createOutStreamDecoder((event) => this.onEvent(event));
+    const decoder = createOutStreamDecoder(this.seqGuard.check((event) => this.onEvent(event)));
     this.firstOfConnection = true;
     this.endSeen = undefined;
     let lastByteAt = env.now();

@@ -17,6 +17,8 @@ export type DurableChatErrorCode =
   | 'SECRET_KEY_REJECTED'
   | 'TASK_NOT_FOUND'
   | 'INVALID_CONFIG'
+  | 'STALE_ACCESS_TOKEN'
+  | 'TASK_MISMATCH'
   // HTTP answers
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'

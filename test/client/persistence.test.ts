@@ -90,10 +90,14 @@ describe('adapters', () => {
     expect(await adapter.load('c1')).toBeUndefined();
   });
 
-  it('localStoragePersistence keeps nothing (and does not throw) without a storage', async () => {
-    const adapter = localStoragePersistence();
+  it('localStoragePersistence keeps nothing (and does not throw) without a storage, and says so once with the fix', async () => {
+    const warnings: string[] = [];
+    const adapter = localStoragePersistence({ warn: (message) => warnings.push(message) });
     await adapter.save('c1', record);
     expect(await adapter.load('c1')).toBeUndefined();
+    await adapter.save('c1', record);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/no localStorage here .*nothing is kept across reloads.*memoryPersistence/);
   });
 });
 
