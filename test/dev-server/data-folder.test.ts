@@ -1,0 +1,150 @@
+import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type AnyAgent,
+  type DevServer,
+  defineAgent,
+  echoAgent,
+  startDevServer,
+} from '../../src/dev-server/index.js';
+import { COMPACT_AFTER_BYTES } from '../../src/dev-server/store/file-session-journal.js';
+import { JOURNAL_FILE } from '../../src/dev-server/store/session-storage.js';
+import {
+  createSession,
+  readOut,
+  replyText,
+  sendText,
+  turnCompletes,
+  untilTurnCompletes,
+} from './support/client.js';
+
+const quiet = { warn: () => {} };
+
+/** Echoes the user's text in one delta: big turns, few chunks. */
+const wholeEcho = defineAgent({
+  id: 'echo',
+  run({ messages }) {
+    const last = messages[messages.length - 1];
+    const text = (last?.parts ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
+    return (async function* () {
+      yield { type: 'start' as const };
+      yield { type: 'text-start' as const, id: 't' };
+      yield { type: 'text-delta' as const, id: 't', delta: `Echo: ${text}` };
+      yield { type: 'text-end' as const, id: 't' };
+      yield { type: 'finish' as const };
+    })();
+  },
+});
+let dir: string | undefined;
+const servers: DevServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+async function start(dataDir: string, options: { trimDelayMs?: number; agent?: AnyAgent } = {}) {
+  const server = await startDevServer({
+    dataDir,
+    agents: [options.agent ?? echoAgent],
+    logger: quiet,
+    secretKey: 'sk_data_folder_test',
+    trimDelayMs: options.trimDelayMs ?? 60_000,
+  });
+  servers.push(server);
+  return server;
+}
+
+async function stop(server: DevServer): Promise<void> {
+  servers.splice(servers.indexOf(server), 1);
+  await server.close();
+}
+
+async function chatWithTurns(server: DevServer, chatId: string, texts: string[]) {
+  const created = await createSession(server, { externalId: chatId });
+  const token = created.body.publicAccessToken;
+  for (const [index, text] of texts.entries()) {
+    expect((await sendText(server, chatId, token, chatId, text)).status).toBe(200);
+    await readOut(server, chatId, token, { until: untilTurnCompletes(index + 1) });
+  }
+  const read = await readOut(server, chatId, token, { until: untilTurnCompletes(texts.length) });
+  return { id: created.body.id, token, records: read.records };
+}
+
+describe('the dev server on a data folder', () => {
+  it('serves a session again after a torn last write, and appends after the whole lines', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-data-'));
+    const first = await start(dir);
+    const chat = await chatWithTurns(first, 'torn', ['hello']);
+    await stop(first);
+    const journal = join(dir, 'sessions', chat.id, JOURNAL_FILE);
+    const whole = (await stat(journal)).size;
+    await appendFile(journal, '{"out":[{"seq_num":99,"timestamp":1,"bo');
+
+    const second = await start(dir);
+    expect((await stat(journal)).size).toBe(whole);
+    const again = await readOut(second, 'torn', chat.token, { until: untilTurnCompletes(1) });
+    expect(again.records).toEqual(chat.records);
+    expect((await sendText(second, 'torn', chat.token, 'torn', 'more')).status).toBe(200);
+    const more = await readOut(second, 'torn', chat.token, { until: untilTurnCompletes(2) });
+    await stop(second);
+
+    const third = await start(dir);
+    const all = await readOut(third, 'torn', chat.token, { until: untilTurnCompletes(2) });
+    expect(all.records).toEqual(more.records);
+    expect(replyText(all.records.slice(chat.records.length))).toBe('Echo: more');
+  });
+
+  it('refuses a folder another live server holds, and takes it once that one closed', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-data-'));
+    const first = await start(dir);
+    await expect(start(dir)).rejects.toMatchObject({ code: 'DATA_FOLDER_IN_USE', path: dir });
+    await stop(first);
+    await start(dir);
+  });
+
+  it('compacts a long journal into one line that restores the same logs', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-data-'));
+    const first = await start(dir, { agent: wholeEcho });
+    const big = 'x'.repeat(200_000);
+    // Each turn keeps its message on .in and its echo on .out: past the threshold in 3 turns.
+    const chat = await chatWithTurns(first, 'long', [`1${big}`, `2${big}`, `3${big}`, `4${big}`]);
+    const journal = join(dir, 'sessions', chat.id, JOURNAL_FILE);
+    const text = await readFile(journal, 'utf8');
+    expect(text.startsWith('{"base":')).toBe(true);
+    expect(text.length).toBeLessThan(COMPACT_AFTER_BYTES + 4 * 200_000);
+    await stop(first);
+
+    const second = await start(dir, { agent: wholeEcho });
+    const again = await readOut(second, 'long', chat.token, { until: untilTurnCompletes(4) });
+    expect(again.records).toEqual(chat.records);
+    expect((await sendText(second, 'long', chat.token, 'long', 'short')).status).toBe(200);
+    const next = await readOut(second, 'long', chat.token, { until: untilTurnCompletes(5) });
+    expect(replyText(next.records.slice(chat.records.length))).toBe('Echo: short');
+  });
+
+  it('carries out after a restart the trim the closed server had scheduled', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-data-'));
+    const first = await start(dir, { trimDelayMs: 60_000 });
+    const chat = await chatWithTurns(first, 'trims', ['one', 'two']);
+    const firstTurnComplete = turnCompletes(chat.records)[0]?.seqNum;
+    expect(first.inspect('trims')?.out.oldestSeq).toBe(0);
+    await stop(first);
+
+    const second = await start(dir, { trimDelayMs: 0 });
+    expect(second.inspect('trims')?.out.oldestSeq).toBe(firstTurnComplete);
+    await stop(second);
+    const third = await start(dir);
+    expect(third.inspect('trims')?.out.oldestSeq).toBe(firstTurnComplete);
+  });
+
+  it('keeps nothing without a data folder (the in-process default)', async () => {
+    const server = await startDevServer({ agents: [echoAgent], logger: quiet });
+    servers.push(server);
+    await chatWithTurns(server, 'memory', ['hi']);
+    await server.restart({ keepState: false });
+    expect(server.inspect('memory')).toBeUndefined();
+  });
+});
