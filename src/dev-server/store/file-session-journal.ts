@@ -117,8 +117,6 @@ export class FileSessionJournal implements SessionJournal {
     this.phase = 'closing';
     await this.loop;
     if (this.generation > this.durableGeneration) await this.drain();
-    if (this.fd !== undefined) await closeFile(this.fd);
-    this.fd = undefined;
     if (this.phase === 'closing') this.phase = 'closed';
   }
 
@@ -134,13 +132,15 @@ export class FileSessionJournal implements SessionJournal {
 
   private async drain(): Promise<void> {
     try {
-      while (this.generation > this.durableGeneration && this.phase !== 'failed') {
+      while (this.generation > this.durableGeneration) {
         const generation = this.generation;
         const outEnd = this.session.out.nextSeq;
         await this.writeBatch();
         this.durableGeneration = generation;
         this.session.out.publish(outEnd);
         this.settle();
+        // Records taken while it closes keep the loop going (the file is opened again).
+        if (this.generation === this.durableGeneration) await this.closeFile();
       }
     } catch (error) {
       this.phase = 'failed';
@@ -151,8 +151,24 @@ export class FileSessionJournal implements SessionJournal {
       );
       for (const waiter of this.waiters) waiter.reject(error);
       this.waiters = [];
+      await this.closeFile();
     } finally {
       this.loop = undefined;
+    }
+  }
+
+  /**
+   * Held only while a burst of writes lasts: a server with thousands of sessions must not
+   * keep a descriptor per session (an open costs little next to the sync).
+   */
+  private async closeFile(): Promise<void> {
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd === undefined) return;
+    try {
+      await closeFile(fd);
+    } catch (error) {
+      this.logger.warn(`${this.path}: closing the journal failed`, error);
     }
   }
 
@@ -216,8 +232,7 @@ export class FileSessionJournal implements SessionJournal {
     } finally {
       await closeFile(fd);
     }
-    if (this.fd !== undefined) await closeFile(this.fd);
-    this.fd = undefined;
+    await this.closeFile();
     await renameFile(temporary, this.path);
     await syncDirectory(dirname(this.path));
     this.fileBytes = bytes.length;
