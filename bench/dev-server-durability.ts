@@ -12,15 +12,15 @@
  * `--dir` picks the disk measured (default: the OS temporary folder). Needs a build
  * (`npm run build`): it uses the package's public entries.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { UIMessageChunk } from 'ai';
 import { classifyRecord, createOutStreamDecoder } from 'durable-chat';
 import { type DevServer, defineAgent, startDevServer } from 'durable-chat/dev-server';
 import { appendUserText, createSession } from './session-setup.js';
-import { median } from './stats.js';
+import { median, rotate } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -120,13 +120,33 @@ async function throughput(server: DevServer, chatId: string): Promise<number> {
   return expected / seconds;
 }
 
+/** The disk's floor: one small append + `fdatasync`, as the journal does per batch. */
+async function syncLatencies(dir: string, count: number): Promise<number[]> {
+  const handle = await open(join(dir, 'sync-probe.log'), 'a');
+  const samples: number[] = [];
+  try {
+    for (let index = 0; index < count; index++) {
+      const started = performance.now();
+      await handle.write(`{"probe":${index}}\n`);
+      await handle.datasync();
+      samples.push(performance.now() - started);
+    }
+  } finally {
+    await handle.close();
+  }
+  return samples;
+}
+
+type Mode = 'memory' | 'dataDir';
 const base = await mkdtemp(join(values.dir ?? tmpdir(), 'durable-chat-bench-'));
-const rows: string[] = [];
+const latencies: Record<Mode, number[]> = { memory: [], dataDir: [] };
+const rates: Record<Mode, number[]> = { memory: [], dataDir: [] };
+let syncs: number[] = [];
 try {
-  for (const mode of ['memory', 'dataDir'] as const) {
-    const latencies: number[] = [];
-    const rates: number[] = [];
-    for (let run = 0; run < RUNS; run++) {
+  syncs = await syncLatencies(base, 200);
+  // Both modes in every run, in alternating order: a shared machine's load hits both alike.
+  for (let run = 0; run < RUNS; run++) {
+    for (const mode of rotate<Mode>(['memory', 'dataDir'], run)) {
       const server = await startDevServer({
         agents: [short, firehose],
         trimDelayMs: 60_000,
@@ -134,22 +154,28 @@ try {
         ...(mode === 'dataDir' ? { dataDir: join(base, `run-${run}`) } : {}),
       });
       try {
-        latencies.push(...(await appendLatencies(server, `latency-${run}`)));
-        rates.push(await throughput(server, `throughput-${run}`));
+        latencies[mode].push(...(await appendLatencies(server, `latency-${run}`)));
+        rates[mode].push(await throughput(server, `throughput-${run}`));
       } finally {
         await server.close();
       }
     }
-    rows.push(
-      `| ${mode} | ${median(latencies).toFixed(2)} | ${percentile(latencies, 0.95).toFixed(2)} | ${Math.round(median(rates))} |`,
-    );
   }
 } finally {
   await rm(base, { recursive: true, force: true });
 }
 console.log(
-  `dev server, memory vs data folder (${base.slice(0, base.lastIndexOf('/'))}): ${RUNS} runs of ${APPENDS} sequential appends and ${RECORDS} streamed records`,
+  `dev server, memory vs data folder (${base.slice(0, base.lastIndexOf('/'))}): ${RUNS} runs of ${APPENDS} sequential appends and ${RECORDS} streamed records; load average ${loadavg()[0]?.toFixed(1)}`,
 );
-console.log('| storage | append median ms | append p95 ms | records/s (median of runs) |');
-console.log('|---|---:|---:|---:|');
-for (const row of rows) console.log(row);
+console.log(
+  `disk floor: append + fdatasync median ${median(syncs).toFixed(2)} ms, p95 ${percentile(syncs, 0.95).toFixed(2)} ms`,
+);
+console.log(
+  '| storage | append median ms | append p95 ms | records/s (median of runs) | records/s per run |',
+);
+console.log('|---|---:|---:|---:|---|');
+for (const mode of ['memory', 'dataDir'] as const) {
+  console.log(
+    `| ${mode} | ${median(latencies[mode]).toFixed(2)} | ${percentile(latencies[mode], 0.95).toFixed(2)} | ${Math.round(median(rates[mode]))} | ${rates[mode].map(Math.round).join(', ')} |`,
+  );
+}
