@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,10 @@ import {
   startDevServer,
 } from '../../src/dev-server/index.js';
 import { COMPACT_AFTER_BYTES } from '../../src/dev-server/store/file-session-journal.js';
-import { JOURNAL_FILE } from '../../src/dev-server/store/session-storage.js';
+import { parseJournal } from '../../src/dev-server/store/journal-format.js';
+import { Session } from '../../src/dev-server/store/session.js';
+import { DirectorySessionStorage, JOURNAL_FILE } from '../../src/dev-server/store/session-storage.js';
+import { dataRecord } from '../../src/protocol/record-builders.js';
 import {
   createSession,
   readOut,
@@ -95,6 +99,63 @@ describe('the dev server on a data folder', () => {
     const all = await readOut(third, 'torn', chat.token, { until: untilTurnCompletes(2) });
     expect(all.records).toEqual(more.records);
     expect(replyText(all.records.slice(chat.records.length))).toBe('Echo: more');
+  });
+
+  it('serves a .out record, and settles an append, only once the journal holds it', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-data-'));
+    const storage = new DirectorySessionStorage(dir, quiet);
+    const now = new Date().toISOString();
+    const session = new Session(
+      {
+        id: 'session_ordering',
+        externalId: 'ordering',
+        type: 'chat.agent',
+        taskIdentifier: 'echo',
+        triggerConfig: { basePayload: { chatId: 'ordering', trigger: 'preload' } },
+        currentRunId: null,
+        tags: [],
+        metadata: null,
+        closedAt: null,
+        closedReason: null,
+        expiresAt: null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      echoAgent,
+    );
+    storage.keep(session);
+    const journal = join(dir, 'sessions', session.row.id, JOURNAL_FILE);
+    const kept = () => {
+      const batches = existsSync(journal) ? parseJournal(readFileSync(journal), journal).batches : [];
+      return {
+        inSeqs: batches.flatMap((batch) => (batch.in ?? []).map((record) => record.seq)),
+        outSeqs: batches.flatMap((batch) => (batch.out ?? []).map((record) => record.seq_num)),
+      };
+    };
+    let woken = 0;
+    session.out.subscribe(() => woken++);
+    session.out.append([(seqNum, timestamp) => dataRecord(seqNum, timestamp, { type: 'start' }, 'part')]);
+    // Written for the run (a new run's boot replays it), not yet for readers.
+    expect(session.out.readWritten(0)).toHaveLength(1);
+    expect(session.out.read(0)).toEqual([]);
+    expect(session.out.tail().seq_num).toBe(0);
+    expect(woken).toBe(0);
+    const outKept = session.durable();
+    expect(outKept).toBeDefined();
+    await outKept;
+    expect(kept().outSeqs).toEqual([0]);
+    expect(session.out.read(0).map((record) => record.seq_num)).toEqual([0]);
+    expect(session.out.tail().seq_num).toBe(1);
+    expect(woken).toBe(1);
+
+    session.in.append({ kind: 'stop' }, 'part-stop');
+    const inKept = session.durable();
+    expect(inKept).toBeDefined();
+    expect(kept().inSeqs).toEqual([]);
+    await inKept;
+    expect(kept().inSeqs).toEqual([0]);
+    expect(session.durable()).toBeUndefined();
+    await storage.close();
   });
 
   it('refuses a folder another live server holds, and takes it once that one closed', async () => {
