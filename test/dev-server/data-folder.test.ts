@@ -49,6 +49,25 @@ afterEach(async () => {
   dir = undefined;
 });
 
+/** Names the history it was given, then streams 30 words 30 ms apart: a turn to cut. */
+const countingSlow = defineAgent({
+  id: 'echo',
+  run({ messages, signal }) {
+    const roles = messages.map((message) => message.role[0]).join('');
+    return (async function* () {
+      yield { type: 'start' as const };
+      yield { type: 'text-start' as const, id: 't' };
+      yield { type: 'text-delta' as const, id: 't', delta: `after ${roles}:` };
+      for (let index = 0; index < 30 && !signal.aborted; index++) {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        yield { type: 'text-delta' as const, id: 't', delta: ` w${index}` };
+      }
+      yield { type: 'text-end' as const, id: 't' };
+      yield { type: 'finish' as const };
+    })();
+  },
+});
+
 async function start(dataDir: string, options: { trimDelayMs?: number; agent?: AnyAgent } = {}) {
   const server = await startDevServer({
     dataDir,
@@ -156,6 +175,30 @@ describe('the dev server on a data folder', () => {
     expect(kept().inSeqs).toEqual([0]);
     expect(session.durable()).toBeUndefined();
     await storage.close();
+  });
+
+  it('finds a turn a graceful restart cut as a crash leaves it: no run, the next message continues with the partial reply', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-data-'));
+    const server = await start(dir, { agent: countingSlow });
+    const created = await createSession(server, { externalId: 'cut' });
+    const token = created.body.publicAccessToken;
+    await sendText(server, 'cut', token, 'cut', 'first');
+    const cut = await readOut(server, 'cut', token, { until: (records) => records.length >= 6 });
+    await server.restart({ keepState: false });
+    // Lets fetch's pool see the sockets the restart closed (else it reuses one, and fails).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const after = server.inspect('cut');
+    expect(after?.run).toBeNull();
+    expect(after?.row.currentRunId).toBeNull();
+    const kept = await readOut(server, 'cut', token, {
+      until: (records) => records.length >= cut.records.length,
+    });
+    expect(kept.records.slice(0, cut.records.length)).toEqual(cut.records);
+    expect(turnCompletes(kept.records)).toEqual([]);
+    await sendText(server, 'cut', token, 'cut', 'second');
+    const next = await readOut(server, 'cut', token, { until: untilTurnCompletes(1) });
+    // The continuation spliced "first" and its partial reply onto the history: u, a, then u.
+    expect(replyText(next.records)).toMatch(/after uau: w0 w1/);
   });
 
   it('refuses a folder another live server holds, and takes it once that one closed', async () => {
