@@ -51,8 +51,15 @@ interface Waiter {
  * be lost and nothing unacknowledged was seen. Grown past `COMPACT_AFTER_BYTES` it is
  * rewritten (temporary file, sync, rename, directory sync) as one base line.
  *
- * Phases: `open` (records taken) → `closing` (`close()`: records ignored, the last batch
- * written) → `closed`; a failed write leaves it `failed` (every later `durable()` rejects).
+ * | phase \ event | record         | batch written          | write fails           | `close()`                       |
+ * |---------------|----------------|------------------------|-----------------------|---------------------------------|
+ * | open          | open (queued)  | open, readers woken    | failed, waiters reject | closing                         |
+ * | closing       | – (ignored)    | closing; none left: closed | failed            | –                               |
+ * | closed        | – (ignored)    | –                      | –                     | –                               |
+ * | failed        | – (ignored)    | –                      | –                     | – (`durable()` keeps rejecting) |
+ *
+ * `closing` ignores records because a closing server's runs end next (a shutdown): the
+ * folder keeps them as a kill would have, cut mid-turn.
  */
 export class FileSessionJournal implements SessionJournal {
   private fd: number | undefined;
