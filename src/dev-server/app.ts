@@ -108,6 +108,10 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
     return c.json(body, 500);
   });
   let closing: Promise<void> | undefined;
+  const dispose = () => {
+    for (const stream of [...context.streams]) stream.end();
+    closing ??= context.sessions.close();
+  };
   return {
     app,
     fetch: (request) => app.fetch(request, {}),
@@ -123,12 +127,9 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
       run.terminate('cancel');
       return true;
     },
-    dispose() {
-      for (const stream of [...context.streams]) stream.end();
-      closing ??= context.sessions.close();
-    },
+    dispose,
     close() {
-      this.dispose();
+      dispose();
       return closing ?? Promise.resolve();
     },
     context,

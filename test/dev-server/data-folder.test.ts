@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -199,6 +199,24 @@ describe('the dev server on a data folder', () => {
     const next = await readOut(server, 'cut', token, { until: untilTurnCompletes(1) });
     // The continuation spliced "first" and its partial reply onto the history: u, a, then u.
     expect(replyText(next.records)).toMatch(/after uau: w0 w1/);
+  });
+
+  it('refuses to start on a journal damaged before its last line, naming it, and starts once it is moved away', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-data-'));
+    const first = await start(dir);
+    const kept = await chatWithTurns(first, 'kept', ['hello']);
+    const damaged = await chatWithTurns(first, 'damaged', ['hello']);
+    await stop(first);
+    const journal = join(dir, 'sessions', damaged.id, JOURNAL_FILE);
+    const lines = (await readFile(journal, 'utf8')).split('\n');
+    lines[1] = `${lines[1]?.slice(0, 10)}`;
+    await writeFile(journal, lines.join('\n'));
+    await expect(start(dir)).rejects.toMatchObject({ code: 'DATA_FOLDER_CORRUPT', path: journal });
+    await rename(journal, `${journal}.damaged`);
+    const second = await start(dir);
+    expect(second.inspect('damaged')).toBeUndefined();
+    const read = await readOut(second, 'kept', kept.token, { until: untilTurnCompletes(1) });
+    expect(read.records).toEqual(kept.records);
   });
 
   it('refuses a folder another live server holds, and takes it once that one closed', async () => {

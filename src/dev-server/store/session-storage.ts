@@ -58,12 +58,18 @@ export class DirectorySessionStorage implements SessionStorage {
     const root = this.sessionsDir();
     if (!existsSync(root)) return [];
     const sessions: Session[] = [];
-    for (const entry of readdirSync(root, { withFileTypes: true })) {
-      if (!entry.isDirectory()) continue;
-      const path = join(root, entry.name, JOURNAL_FILE);
-      if (!existsSync(path)) continue;
-      const session = this.recoverOne(path, agentFor);
-      if (session !== undefined) sessions.push(session);
+    try {
+      for (const entry of readdirSync(root, { withFileTypes: true })) {
+        if (!entry.isDirectory()) continue;
+        const path = join(root, entry.name, JOURNAL_FILE);
+        if (!existsSync(path)) continue;
+        const session = this.recoverOne(path, agentFor);
+        if (session !== undefined) sessions.push(session);
+      }
+    } catch (error) {
+      // The server will not start: the folder must not stay locked for the next attempt.
+      this.release();
+      throw error;
     }
     return sessions.sort((a, b) => a.row.createdAt.localeCompare(b.row.createdAt));
   }
