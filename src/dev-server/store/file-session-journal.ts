@@ -19,11 +19,27 @@ const renameFile = promisify(rename);
 /** A journal this long is rewritten as one base line (and at least 4× the last base). */
 export const COMPACT_AFTER_BYTES = 1024 * 1024;
 
-/** Makes a new directory entry durable (a new file, a rename) by syncing its directory. */
+/** Errors of file systems and platforms that cannot sync a directory (Windows cannot open one). */
+const DIRECTORY_SYNC_UNSUPPORTED = new Set(['EISDIR', 'EPERM', 'EINVAL', 'ENOTSUP', 'EACCES']);
+
+/**
+ * Makes a new directory entry durable (a new file, a rename) by syncing its directory.
+ * Where that is impossible (Windows, some network file systems) it is skipped: the entry is
+ * then as durable as that file system makes it, which a killed process never affects.
+ */
 export async function syncDirectory(path: string): Promise<void> {
-  const fd = await openFile(path, 'r');
+  if (process.platform === 'win32') return;
+  let fd: number;
+  try {
+    fd = await openFile(path, 'r');
+  } catch (error) {
+    if (DIRECTORY_SYNC_UNSUPPORTED.has((error as NodeJS.ErrnoException).code ?? '')) return;
+    throw error;
+  }
   try {
     await syncFile(fd);
+  } catch (error) {
+    if (!DIRECTORY_SYNC_UNSUPPORTED.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
   } finally {
     await closeFile(fd);
   }
