@@ -36,7 +36,9 @@ export interface DevServer {
   cancelRun(sessionId: string): boolean;
   /**
    * Closes every connection and listens again on the same port. Sessions, logs and live
-   * runs are kept unless `keepState: false` (then the server starts empty, same secret key).
+   * runs are kept unless `keepState: false`: then the app starts anew with the same secret
+   * key, empty in memory, or with a `dataDir` as a restarted process would (every session
+   * back, no run live; a turn the restart cut ends as a crashed run's does).
    */
   restart(options?: { keepState?: boolean }): Promise<void>;
   close(): Promise<void>;
@@ -99,14 +101,14 @@ export async function startDevServer(options: StartDevServerOptions = {}): Promi
     async restart(restartOptions = {}) {
       await shut(server);
       if (restartOptions.keepState === false) {
-        app.dispose();
+        await app.close();
         app = createDevServerApp({ ...options, secretKey: app.secretKey });
       }
       server = await listen(app, port, host, limits);
     },
     async close() {
       await shut(server);
-      app.dispose();
+      await app.close();
     },
   };
 }

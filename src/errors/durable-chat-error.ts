@@ -36,7 +36,10 @@ export type DurableChatErrorCode =
   | 'TOKEN_UNAVAILABLE'
   | 'ABORTED'
   // several tabs on one chat
-  | 'TURN_IN_OTHER_TAB';
+  | 'TURN_IN_OTHER_TAB'
+  // the dev server's data folder
+  | 'DATA_FOLDER_IN_USE'
+  | 'DATA_FOLDER_CORRUPT';
 
 export interface DurableChatErrorOptions {
   code: DurableChatErrorCode;
