@@ -1,4 +1,5 @@
 import { type BenchResults, cellOf } from './bench-results.js';
+import { SIZE_TARGET_BYTES } from './bundle-size.js';
 import type { VariantName } from './clients/client-variant.js';
 import { formatNumber, markdownTable, ratio } from './stats.js';
 
@@ -149,6 +150,17 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
       ),
     );
   }
+  const bundle = results.bundleSize?.find(
+    (cell) => cell.name.startsWith('durable-chat') && cell.error === undefined,
+  );
+  checks.push(
+    check(
+      `gzip of the transport + useChatSession + route client ≤ ${formatNumber(SIZE_TARGET_BYTES / 1024, 0)} KB`,
+      bundle?.gzipBytes ?? Number.NaN,
+      SIZE_TARGET_BYTES,
+      (v) => `${formatNumber(v / 1024, 1)} KB`,
+    ),
+  );
   return checks;
 }
 
