@@ -133,13 +133,33 @@ export function rendersTable(cells: RendersCell[]): string {
           String(cell.runs),
           formatNumber(cell.chunksPerSecond, 0),
           formatNumber(cell.rendersPerThousandChunks, 1),
+          formatNumber(cell.commitsPerTurn ?? Number.NaN, 0),
+          formatNumber(cell.commitsPerSecond ?? Number.NaN, 1),
+          cell.commitsOverWindows === undefined
+            ? 'n/a'
+            : `${formatNumber(cell.commitsOverWindows.median, 0)} (worst ${formatNumber(cell.commitsOverWindows.max, 0)})`,
           formatNumber(cell.cpuUsPerChunk, 0),
           formatNumber(cell.addedLatency.medianMs, 1),
           formatNumber(cell.addedLatency.p95Ms, 1),
           formatNumber(cell.addedLatency.p99Ms, 1),
           formatNumber(cell.addedLatency.maxMs, 1),
         ]
-      : [cell.path, cell.throttle, cell.pacing, '', '', `FAILED: ${cell.error}`, '', '', '', '', ''],
+      : [
+          cell.path,
+          cell.throttle,
+          cell.pacing,
+          '',
+          '',
+          `FAILED: ${cell.error}`,
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+        ],
   );
   return markdownTable(
     [
@@ -149,6 +169,9 @@ export function rendersTable(cells: RendersCell[]): string {
       'runs',
       'chunks/s arriving',
       'renders per 1,000 chunks',
+      'commits per turn',
+      'commits/s',
+      'commits over one per 40 ms',
       'CPU µs/chunk',
       'added ms median',
       'p95',
