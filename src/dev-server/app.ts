@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
@@ -21,9 +22,24 @@ import { TokenService } from './tokens.js';
 
 export type DevHono = Hono<{ Bindings: Partial<HttpBindings> }>;
 
+/**
+ * The dev server's routes as one handler (a hono app inside). Its public type names no hono
+ * type: hono is bundled into the dev server, not installed with the package.
+ */
+export interface DevServerRoutes {
+  /**
+   * Answers a request. Pass the Node request and response (`env` of `@hono/node-server`) to
+   * let SSE and dropped-connection faults use the socket; without them they degrade in-process.
+   */
+  fetch(
+    request: Request,
+    env?: { incoming?: IncomingMessage; outgoing?: ServerResponse },
+  ): Response | Promise<Response>;
+}
+
 export interface DevServerApp {
-  /** The hono app: mount it, or serve it with any adapter. */
-  app: DevHono;
+  /** The routes as a handler: mount its `fetch` in any server or framework. */
+  app: DevServerRoutes;
   /** A plain `fetch` handler, usable in-process without a socket. */
   fetch: (request: Request) => Response | Promise<Response>;
   secretKey: string;

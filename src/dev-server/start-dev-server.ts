@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { type HttpBindings, serve } from '@hono/node-server';
 import { createDevServerApp, type DevServerApp } from './app.js';
 import {
   type ConnectionLimits,
@@ -47,7 +47,8 @@ export interface DevServer {
 function listen(app: DevServerApp, port: number, host: string, limits: ConnectionLimits): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = serve({
-      fetch: app.app.fetch,
+      // An HTTP/1 server (serverOptionsFor): its bindings are always Node's IncomingMessage/ServerResponse.
+      fetch: (request, env) => app.app.fetch(request, env as HttpBindings),
       port,
       hostname: host,
       serverOptions: serverOptionsFor(limits),
