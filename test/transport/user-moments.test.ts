@@ -570,7 +570,7 @@ type CellName = `${ActionName} @ ${MomentName} (turn ${1 | 2})`;
  */
 const KNOWN_DEFECTS: Partial<Record<CellName, string>> = {
   'second tab @ append stored, no chunk yet (turn 2)':
-    "the other tab's reply starts with this tab's silent turn-2 reply: a quiet .out is taken for the live edge, although the shared record says a turn is live (issue 18 item 6)",
+    "the other tab's reply starts with this tab's turn-2 reply: the dev server's turn-2 turn-complete carries the other tab's append seq as consumed (session-in-event-id), so by the wire notes' rule that turn is the other tab's; telling it apart needs the live turn's input seq, which this tab has not heard back yet (its append answer is in flight), and trusting the record's live mark over seq would lose replies after a run that never writes again (item 18)",
 };
 
 const CELLS: Cell[] = (Object.keys(ACTIONS) as ActionName[]).flatMap((action) =>
