@@ -20,6 +20,20 @@ async function markReactEntryAsClient(): Promise<void> {
   await writeFile(mapFile, JSON.stringify(map));
 }
 
+const BROWSER_STUB = 'dist/server-browser.js';
+
+/**
+ * The browser stub of `durable-chat/server` must throw as a bundle loads it. With code
+ * splitting, esbuild gives every entry a bare import of the shared helper chunk; the stub uses
+ * nothing from it, and since the package marks only the stub as having side effects, bundlers
+ * warn about that import (and drop it). The stub is self-contained: the bare import goes.
+ */
+async function detachBrowserStub(): Promise<void> {
+  const code = await readFile(BROWSER_STUB, 'utf8');
+  if (/from ['"]\.\/chunk-/.test(code)) throw new Error(`${BROWSER_STUB} must not use shared chunks`);
+  await writeFile(BROWSER_STUB, code.replace(/^import ['"]\.\/chunk-[\w-]+\.js['"];\n/gm, ''));
+}
+
 /** Runtime dependencies of the dev server alone (and `durable-chat dev`). */
 const DEV_SERVER_ONLY = ['hono', '@hono/node-server', 'jose'];
 
@@ -75,6 +89,7 @@ export default defineConfig({
   noExternal: DEV_SERVER_ONLY,
   onSuccess: async () => {
     await markReactEntryAsClient();
+    await detachBrowserStub();
     await writeThirdPartyLicenses();
   },
 });
