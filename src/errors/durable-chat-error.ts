@@ -34,7 +34,9 @@ export type DurableChatErrorCode =
   | 'TOKEN_UNAVAILABLE'
   | 'ABORTED'
   // several tabs on one chat
-  | 'TURN_IN_OTHER_TAB';
+  | 'TURN_IN_OTHER_TAB'
+  // the first reply from the app's own route (head start)
+  | 'HEAD_START_FAILED';
 
 export interface DurableChatErrorOptions {
   code: DurableChatErrorCode;
