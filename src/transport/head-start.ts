@@ -43,10 +43,10 @@ export interface HeadStartSend {
  *   posted → streaming → handed-over (the route's last chunk came: the agent has the history)
  *                     ↘ cut (an error chunk, a dropped body, an abort)
  *
- * The session the route made is adopted by the chat's client when the reply ends, either way,
- * so later turns go to `.in`. Only a handed-over reply lets the next send skip reading `.out`
- * (`isCached: false`: the agent wrote nothing there); after a cut one the next send reads it
- * first, as on any session it did not see being made.
+ * Either way the chat's client adopts the session the route made when the reply ends, so
+ * later turns go to `.in`. It adopts it as a session made elsewhere (`isCached: true`): `.in`
+ * holds the handover, whose turn-complete may reach `.out` after the next send goes out, and
+ * that send must not take it for its own.
  */
 export class HeadStart {
   /** Sessions the route made, waiting for the chat's client to adopt them. */
@@ -142,15 +142,17 @@ export class HeadStart {
     let handedOver = false;
     let failure: HeadStartError | undefined;
     let ended = false;
-    const end = async (clean: boolean) => {
+    const end = async () => {
       if (ended) return;
       ended = true;
       this.inFlight.delete(call.chatId);
       if (session === undefined) return;
+      // `isCached: true`, as for a session another page made: `.in` holds the handover, whose
+      // turn-complete may not be on `.out` yet, so the next send holds records for its own seq.
       this.handed.set(call.chatId, {
         sessionId: session.sessionId,
         publicAccessToken: session.publicAccessToken,
-        ...(clean ? { isCached: false } : {}),
+        isCached: true,
       });
       try {
         await call.client.ensureSession();
@@ -185,7 +187,7 @@ export class HeadStart {
           }
           if (failure === undefined && !handedOver)
             failure = new HeadStartError('head start: the reply was cut off before the route handed it over');
-          await end(failure === undefined);
+          await end();
           if (failure === undefined) controller.close();
           else {
             await reader.cancel().catch(() => {});
@@ -193,14 +195,14 @@ export class HeadStart {
           }
         };
         pump().catch(async (cause: unknown) => {
-          await end(false).catch(() => {});
+          await end().catch(() => {});
           if (call.abortSignal?.aborted) controller.close();
           else controller.error(new HeadStartError('head start: the reply broke off', cause));
         });
       },
       cancel: async () => {
         await reader.cancel().catch(() => {});
-        await end(false);
+        await end();
       },
     });
   }

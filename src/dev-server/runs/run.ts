@@ -269,16 +269,14 @@ export class Run implements LiveRun, AgentScope {
   /**
    * A handover whose history ends with the app route's own answer: the first turn happened
    * there, so the agent takes the history as its own (hooks fire, the snapshot is written)
-   * and answers nothing. Nothing goes to `.out`: that turn was never on it.
+   * and answers nothing. The turn-complete (no content before it) marks `.out`'s first turn
+   * as done: a reader's peek finds the chat settled, and the next send's reply comes after it.
    */
   private async adoptHandover(inSeq: number, payload: ChatTaskWirePayload): Promise<void> {
     const agent = this.session.agent;
-    this.consumeWithoutTurn(inSeq);
+    this.take(inSeq);
     const clientData = await validateClientData(agent, payload.metadata ?? this.durablePayload({}).metadata);
-    if (!clientData.ok) {
-      this.context.logger.warn(`session ${this.session.row.id}: handover rejected (${clientData.message})`);
-      return;
-    }
+    if (!clientData.ok) return this.reject(inSeq, clientData.message);
     // Honoured for the first turn only (the spec): a run that has history keeps it.
     if (agent.hydrateMessages === undefined && this.messages.length === 0)
       this.messages = [...(payload.headStartMessages ?? [])];
@@ -286,9 +284,15 @@ export class Run implements LiveRun, AgentScope {
       this.session.chatStarted = true;
       if (!this.start.continuation) await agent.onChatStart?.(this.hookContext(clientData.value));
     }
-    await agent.onTurnComplete?.(this.hookContext(clientData.value));
+    await agent.onBeforeTurnComplete?.(this.hookContext(clientData.value));
+    await writeTurnComplete(this.context, this.session, {
+      inSeq: this.ackSeq(inSeq),
+      runId: this.id,
+      refreshToken: true,
+    });
     this.state = 'idle';
     this.turns += 1;
+    await agent.onTurnComplete?.(this.hookContext(clientData.value));
     await writeSnapshot(this.context, this.session, this.messages);
   }
 
