@@ -14,7 +14,11 @@ import { validateExternalId, validateInputChunk, validateMessageShape } from './
 
 /** The first chunk of a head-start answer: the session the route made for this chat. */
 export const HEAD_START_SESSION_CHUNK = 'data-durable-chat-session';
-/** The last chunk: the history (with the route's reply) is on `.in` for the agent. */
+/**
+ * The last chunk: the history (with what the route replied) is on `.in` for the agent. Sent
+ * after a failed reply too (after its `error` chunk); missing after an `error` chunk, the
+ * handover itself failed.
+ */
 export const HEAD_START_HANDOVER_CHUNK = 'data-durable-chat-handover';
 
 export interface HeadStartSessionData {

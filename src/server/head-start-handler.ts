@@ -229,17 +229,14 @@ export function createHeadStartHandler(
         };
         send({ type: HEAD_START_SESSION_CHUNK, data: sessionData, transient: true });
         const said: UIMessageChunk[] = [];
-        let failed = false;
         try {
           const reply = await options.reply({ chatId, messages, clientData, signal: gone.signal, request });
           for await (const chunk of replyChunks(reply, { messages, messageId, onError: replyError })) {
             said.push(chunk);
-            if (chunk.type === 'error') failed = true;
             send(chunk);
             if (gone.signal.aborted) break;
           }
         } catch (error) {
-          failed = true;
           if (!gone.signal.aborted) {
             onError(error, context);
             send({ type: 'error', errorText: REPLY_FAILED });
@@ -255,8 +252,9 @@ export function createHeadStartHandler(
           );
           // Nothing to hand over but the question: the agent must not answer it behind the user's back.
           if (answer === undefined) await append(session.id, session.publicAccessToken, stopChunk());
+          // Also after a failed reply: the browser learns that the agent has the history.
           const handover: HeadStartHandoverData = inSeq === undefined ? {} : { inSeq };
-          if (!failed) send({ type: HEAD_START_HANDOVER_CHUNK, data: handover, transient: true });
+          send({ type: HEAD_START_HANDOVER_CHUNK, data: handover, transient: true });
           if (!gone.signal.aborted) controller.enqueue(encoder.encode('data: [DONE]\n\n'));
           if (!gone.signal.aborted) controller.close();
         } catch (error) {

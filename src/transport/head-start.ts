@@ -2,6 +2,7 @@ import type { UIMessage, UIMessageChunk } from 'ai';
 import { createParser } from 'eventsource-parser';
 import type { SessionClient, StartSessionInput, StartSessionResult } from '../client/session-client.js';
 import { ConnectionError } from '../errors/connection-error.js';
+import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { HeadStartError } from '../errors/head-start-error.js';
 import { httpErrorFromResponse } from '../errors/http-error.js';
 import {
@@ -142,11 +143,16 @@ export class HeadStart {
     let handedOver = false;
     let failure: HeadStartError | undefined;
     let ended = false;
+    const cut = new HeadStartError('head start: the reply was cut off before the route handed it over');
     const end = async () => {
       if (ended) return;
       ended = true;
       this.inFlight.delete(call.chatId);
       if (session === undefined) return;
+      // The agent answers the handover with a turn-complete of its own (no content), unless the
+      // route said its handover failed (an error and no handover chunk). A connection lost
+      // before the end counts as handed over: the route hands over what was said when it notices.
+      const handoverPending = handedOver || failure === undefined || failure === cut;
       // `isCached: true`, as for a session another page made: `.in` holds the handover, whose
       // turn-complete may not be on `.out` yet, so the next send holds records for its own seq.
       this.handed.set(call.chatId, {
@@ -159,48 +165,67 @@ export class HeadStart {
       } finally {
         this.handed.delete(call.chatId);
       }
+      // Marked as a turn whose reply has not begun and whose turn-complete may still come (as
+      // for a stopped send): on a wire without `seq` / `session-in-event-id` the next send then
+      // skips that turn-complete instead of ending on it.
+      if (handoverPending) call.client.store.setState({ stoppedTurn: 'unstarted' });
     };
+    let cancelled = false;
     return new ReadableStream<UIMessageChunk>({
       start: (controller) => {
+        // After a cancel the stream is closed: nothing more may go into it.
+        const emit = (chunk: UIMessageChunk) => {
+          if (!cancelled) controller.enqueue(chunk);
+        };
+        const settle = (error: unknown) => {
+          if (cancelled) return;
+          if (error === undefined) controller.close();
+          else controller.error(error);
+        };
         const parser = createParser({
           onEvent: (event) => {
-            if (event.data === '[DONE]' || failure !== undefined) return;
+            if (event.data === '[DONE]') return;
             let chunk: UIMessageChunk;
             try {
               chunk = JSON.parse(event.data) as UIMessageChunk;
             } catch (cause) {
-              failure = new HeadStartError('head start: the route sent a chunk that is not JSON', cause);
+              failure ??= new HeadStartError('head start: the route sent a chunk that is not JSON', cause);
               return;
             }
-            if (chunk.type === HEAD_START_SESSION_CHUNK) session = readSession(chunk.data);
-            else if (chunk.type === HEAD_START_HANDOVER_CHUNK) handedOver = true;
+            if (chunk.type === HEAD_START_HANDOVER_CHUNK) handedOver = true;
+            else if (failure !== undefined)
+              return; // nothing after a failure is shown
+            else if (chunk.type === HEAD_START_SESSION_CHUNK) session = readSession(chunk.data);
             else if (chunk.type === 'error') failure = new HeadStartError(`head start: ${chunk.errorText}`);
-            else controller.enqueue(chunk);
+            else emit(chunk);
           },
         });
         const pump = async (): Promise<void> => {
           for (;;) {
             const { done, value } = await reader.read();
             if (done) break;
+            // Read on after an error chunk: the handover chunk may follow it.
             parser.feed(decoder.decode(value, { stream: true }));
-            if (failure !== undefined) break;
           }
-          if (failure === undefined && !handedOver)
-            failure = new HeadStartError('head start: the reply was cut off before the route handed it over');
+          if (failure === undefined && !handedOver) failure = cut;
+          if (failure !== undefined) await reader.cancel().catch(() => {});
           await end();
-          if (failure === undefined) controller.close();
-          else {
-            await reader.cancel().catch(() => {});
-            controller.error(failure);
-          }
+          settle(failure);
         };
         pump().catch(async (cause: unknown) => {
-          await end().catch(() => {});
-          if (call.abortSignal?.aborted) controller.close();
-          else controller.error(new HeadStartError('head start: the reply broke off', cause));
+          await end().catch((error: unknown) => call.client.environment.warn(`head start: ${String(error)}`));
+          // useChat's stop aborted the request: the reply just ends there.
+          if (call.abortSignal?.aborted) settle(undefined);
+          else
+            settle(
+              isDurableChatError(cause)
+                ? cause
+                : new HeadStartError('head start: the reply broke off', cause),
+            );
         });
       },
       cancel: async () => {
+        cancelled = true;
         await reader.cancel().catch(() => {});
         await end();
       },

@@ -108,6 +108,8 @@ describe('head start against the dev server', () => {
     // Adopted as a session made elsewhere: the handover's turn-complete may still be coming.
     expect(client.sessionPreexisted).toBe(true);
     expect(client.outKnownEmpty).toBe(false);
+    // The handover's turn-complete may still come: the next send skips it even without `seq`.
+    expect(transport.getState(chatId).stoppedTurn).toBe('unstarted');
     expect(transport.getState(chatId)).toMatchObject({
       turnLive: false,
       sessionId: expect.stringMatching(/^session_/),
@@ -248,29 +250,61 @@ describe('head start against the dev server', () => {
 });
 
 describe('head start against an agent that boots cold', () => {
-  it('streams the route’s reply while the run still boots', async () => {
-    const history = historyAgent();
-    const server = await startEchoServer({ agents: [history.agent], bootDelayMs: 2_000 });
-    const app = await startHeadStartApp(server, streamTextReply(routeModel()));
-    try {
-      const transport = headStartTransport(server, app);
-      const chatId = uniqueChatId('head-start-cold');
-      const stream = await transport.sendMessages({
-        trigger: 'submit-message',
-        chatId,
-        messageId: undefined,
-        messages: [userMessage('quick')],
-        abortSignal: undefined,
-      });
-      const reader = stream.getReader();
-      let first: UIMessageChunk | undefined;
-      while (first?.type !== 'text-delta') first = (await reader.read()).value;
-      expect(server.inspect(chatId)?.run?.state).toBe('booting');
-      while (!(await reader.read()).done);
-      transport.close();
-    } finally {
-      await app.close();
-      await server.close();
-    }
-  });
+  const wires = [
+    ['with seq and session-in-event-id', { appendSeq: true, sessionInEventId: true }],
+    ['on a wire without them', { appendSeq: false, sessionInEventId: false }],
+  ] as const;
+  it.each(wires)(
+    'streams the route’s reply while the run still boots; a second turn sent at once waits for the boot, answered once (%s)',
+    async (_label, wire) => {
+      const history = historyAgent();
+      const server = await startEchoServer({ agents: [history.agent], bootDelayMs: 2_000, wire });
+      const app = await startHeadStartApp(server, streamTextReply(routeModel()));
+      try {
+        const transport = headStartTransport(server, app);
+        const chatId = uniqueChatId('head-start-cold');
+        const question = userMessage('quick', 'u1');
+        const stream = await transport.sendMessages({
+          trigger: 'submit-message',
+          chatId,
+          messageId: undefined,
+          messages: [question],
+          abortSignal: undefined,
+        });
+        const reader = stream.getReader();
+        const chunks: UIMessageChunk[] = [];
+        while (chunks.at(-1)?.type !== 'text-delta')
+          chunks.push((await reader.read()).value as UIMessageChunk);
+        expect(server.inspect(chatId)?.run?.state).toBe('booting');
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          chunks.push(value);
+        }
+        const start = chunks.find((chunk) => chunk.type === 'start');
+        const answer = {
+          id: start?.type === 'start' ? (start.messageId ?? 'a1') : 'a1',
+          role: 'assistant' as const,
+          parts: [{ type: 'text' as const, text: textOf(chunks) }],
+        };
+        // Sent while the run still boots: the handover's turn-complete comes after this append.
+        expect(server.inspect(chatId)?.run?.state).toBe('booting');
+        const second = await transport.sendMessages({
+          trigger: 'submit-message',
+          chatId,
+          messageId: undefined,
+          messages: [question, answer, userMessage('right away', 'u2')],
+          abortSignal: undefined,
+        });
+        const secondChunks = await readAll(second);
+        expect(textOf(secondChunks)).toBe('Echo: right away');
+        expect(secondChunks.filter((chunk) => chunk.type === 'start')).toHaveLength(1);
+        expect(history.seen).toEqual([['user: quick', 'assistant: Route: quick', 'user: right away']]);
+        transport.close();
+      } finally {
+        await app.close();
+        await server.close();
+      }
+    },
+  );
 });
