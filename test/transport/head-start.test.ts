@@ -199,6 +199,81 @@ describe('head start against the dev server', () => {
     }
   });
 
+  it('useChat’s stop mid-reply ends the reply there, no error; the agent keeps the partial reply and answers nothing', async () => {
+    const slow = await startHeadStartApp(server, streamTextReply(routeModel({ chunkDelayMs: 40 })));
+    try {
+      const transport = headStartTransport(server, slow);
+      const chatId = uniqueChatId('head-start-stop');
+      const chat = new TestChat({ id: chatId, transport });
+      const sent = chat.sendMessage({ text: 'one two three four five six seven eight' });
+      await waitFor(
+        () => (transcript(chat.messages)[1] ?? '').length > 'assistant: Route: one'.length,
+        5_000,
+        'some reply',
+      );
+      await chat.stop();
+      await sent;
+      expect(chat.error).toBeUndefined();
+      const shown = transcript(chat.messages)[1]?.replace('assistant: ', '') ?? '';
+      expect(shown.length).toBeLessThan('Route: one two three four five six seven eight'.length);
+      await waitFor(() => server.inspect(chatId)?.in.acknowledgedSeq === 0, 5_000, 'the handover taken');
+      await chat.sendMessage({ text: 'next' });
+      expect(chat.error).toBeUndefined();
+      expect(transcript(chat.messages).slice(2)).toEqual(['user: next', 'assistant: Echo: next']);
+      const seen = history.seen.at(-1) ?? [];
+      expect(seen).toHaveLength(3);
+      expect(seen[1]?.startsWith(`assistant: ${shown}`)).toBe(true);
+      transport.close();
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('a stop before the reply began: the agent (booting) gets the question and a stop, and never answers it', async () => {
+    // A head start meets a booting agent: the stop is on `.in` before the run reads the handover.
+    // (A warm agent may begin answering before the stop lands, as after any message sent just
+    // before a stop; that reply is never shown: the next send skips it.)
+    const cold = historyAgent();
+    const coldServer = await startEchoServer({ agents: [cold.agent], bootDelayMs: 500 });
+    const late = await startHeadStartApp(coldServer, streamTextReply(routeModel({ firstChunkDelayMs: 300 })));
+    try {
+      const transport = headStartTransport(coldServer, late);
+      const chatId = uniqueChatId('head-start-early-stop');
+      const abort = new AbortController();
+      const stream = await transport.sendMessages({
+        trigger: 'submit-message',
+        chatId,
+        messageId: undefined,
+        messages: [userMessage('never mind', 'u1')],
+        abortSignal: abort.signal,
+      });
+      abort.abort();
+      expect(textOf(await readAll(stream))).toBe('');
+      // The handover (the question alone) and the stop after it, both taken.
+      await waitFor(
+        () => coldServer.inspect(chatId)?.in.acknowledgedSeq === 1,
+        5_000,
+        'handover and stop taken',
+      );
+      const next = await transport.sendMessages({
+        trigger: 'submit-message',
+        chatId,
+        messageId: undefined,
+        messages: [userMessage('never mind', 'u1'), userMessage('something else', 'u2')],
+        abortSignal: undefined,
+      });
+      expect(textOf(await readAll(next))).toBe('Echo: something else');
+      const seen = cold.seen.at(-1) ?? [];
+      expect(seen[0]).toBe('user: never mind');
+      expect(seen.at(-1)).toBe('user: something else');
+      expect(seen.filter((line) => line.startsWith('assistant: Echo'))).toEqual([]);
+      transport.close();
+    } finally {
+      await late.close();
+      await coldServer.close();
+    }
+  });
+
   it('a reload mid-reply ends that reply where it was: the agent keeps the partial reply, the reloaded page goes on through .in', async () => {
     const slow = await startHeadStartApp(server, streamTextReply(routeModel({ chunkDelayMs: 40 })));
     try {

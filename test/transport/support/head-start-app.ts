@@ -17,7 +17,9 @@ const USAGE = {
 };
 
 /** The route's own model (offline): "Route: <the user's text>", one word per chunk. */
-export function routeModel(options: { chunkDelayMs?: number; failAfter?: number } = {}) {
+export function routeModel(
+  options: { chunkDelayMs?: number; firstChunkDelayMs?: number; failAfter?: number } = {},
+) {
   return new MockLanguageModelV3({
     doStream: async ({ prompt }) => {
       const last = prompt[prompt.length - 1];
@@ -49,7 +51,7 @@ export function routeModel(options: { chunkDelayMs?: number; failAfter?: number 
       return {
         stream: simulateReadableStream({
           chunks: parts,
-          initialDelayInMs: 0,
+          initialDelayInMs: options.firstChunkDelayMs ?? 0,
           chunkDelayInMs: options.chunkDelayMs ?? 0,
         }),
       };
