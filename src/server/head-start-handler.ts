@@ -1,4 +1,4 @@
-import type { UIMessage, UIMessageChunk } from 'ai';
+import type { UIMessage } from 'ai';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import {
   HEAD_START_HANDOVER_CHUNK,
@@ -15,7 +15,7 @@ import type { ChatInputChunk } from '../protocol/types.js';
 import { serializeAppend } from '../protocol/validate.js';
 import { callAuthorize } from './authorize-call.js';
 import type { ChatRouteCreateOptions } from './chat-route-handler.js';
-import { type HeadStartReply, reduceReply, replyChunks } from './head-start-reply.js';
+import { type HeadStartReply, replyChunks, withContent } from './head-start-reply.js';
 import { readBodyText } from './read-body-text.js';
 import { requestUpstream, type UpstreamContext } from './request-upstream.js';
 import { type RetryOptions, resolveRetryOptions } from './retry-delay.js';
@@ -228,14 +228,20 @@ export function createHeadStartHandler(
           publicAccessToken: session.publicAccessToken,
         };
         send({ type: HEAD_START_SESSION_CHUNK, data: sessionData, transient: true });
-        const said: UIMessageChunk[] = [];
+        let built: UIMessage | undefined;
         try {
           const reply = await options.reply({ chatId, messages, clientData, signal: gone.signal, request });
-          for await (const chunk of replyChunks(reply, { messages, messageId, onError: replyError })) {
-            said.push(chunk);
-            send(chunk);
-            if (gone.signal.aborted) break;
-          }
+          const chunks = replyChunks(reply, {
+            messages,
+            messageId,
+            onError: replyError,
+            onMessage: (message) => {
+              built = message;
+            },
+          });
+          // Read to the end even after the browser left: an aborted reply ends with its
+          // `abort` chunk, and only then is the message it built known.
+          for await (const chunk of chunks) send(chunk);
         } catch (error) {
           if (!gone.signal.aborted) {
             onError(error, context);
@@ -243,7 +249,7 @@ export function createHeadStartHandler(
           }
         }
         try {
-          const answer = await reduceReply(said, (error) => onError(error, context));
+          const answer = withContent(built);
           const history = answer === undefined ? messages : [...messages, answer];
           const inSeq = await append(
             session.id,

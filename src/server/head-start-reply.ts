@@ -1,36 +1,44 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 
-/** Anything with the AI SDK's `streamText` result shape (`toUIMessageStream`). */
+/**
+ * What the app's `reply` returns: a `streamText` result, or anything with its
+ * `toUIMessageStream` that calls `onFinish` with the message it built. The route needs that
+ * message for the handover, and takes it from there rather than rebuilding it: the server
+ * entry loads nothing of `ai` at run time.
+ */
 export interface UIMessageStreamProducer {
   toUIMessageStream(options: {
     originalMessages: UIMessage[];
     generateMessageId: () => string;
     onError?: (error: unknown) => string;
+    onFinish?: (event: { responseMessage: UIMessage }) => void | PromiseLike<void>;
   }): ReadableStream<UIMessageChunk> | AsyncIterable<UIMessageChunk>;
 }
 
-/** What the app's `reply` returns: a `streamText` result, or any UIMessageChunk stream. */
-export type HeadStartReply =
-  | UIMessageStreamProducer
-  | ReadableStream<UIMessageChunk>
-  | AsyncIterable<UIMessageChunk>;
+export type HeadStartReply = UIMessageStreamProducer;
 
-function isProducer(value: HeadStartReply): value is UIMessageStreamProducer {
-  return typeof (value as { toUIMessageStream?: unknown }).toUIMessageStream === 'function';
-}
-
-/** The reply as chunks; a `streamText` result answers as a new message with `messageId`. */
+/**
+ * The reply as chunks, answering as a new message with `messageId`. `onMessage` gets the
+ * message the chunks built once the stream ends (aborted streams end too: read to the end).
+ */
 export function replyChunks(
   reply: HeadStartReply,
-  options: { messages: UIMessage[]; messageId: string; onError: (error: unknown) => string },
+  options: {
+    messages: UIMessage[];
+    messageId: string;
+    onError: (error: unknown) => string;
+    onMessage: (message: UIMessage) => void;
+  },
 ): AsyncIterable<UIMessageChunk> {
-  const stream = isProducer(reply)
-    ? reply.toUIMessageStream({
-        originalMessages: options.messages,
-        generateMessageId: () => options.messageId,
-        onError: options.onError,
-      })
-    : reply;
+  if (typeof (reply as { toUIMessageStream?: unknown }).toUIMessageStream !== 'function') {
+    throw new TypeError('reply must return a streamText result (an object with toUIMessageStream)');
+  }
+  const stream = reply.toUIMessageStream({
+    originalMessages: options.messages,
+    generateMessageId: () => options.messageId,
+    onError: options.onError,
+    onFinish: ({ responseMessage }) => options.onMessage(responseMessage),
+  });
   if (Symbol.asyncIterator in stream) return stream as AsyncIterable<UIMessageChunk>;
   return iterate(stream);
 }
@@ -44,36 +52,12 @@ async function* iterate(stream: ReadableStream<UIMessageChunk>): AsyncIterable<U
       yield value;
     }
   } finally {
-    // Leaving early (the browser went away) must stop the model, not leave it streaming.
-    await reader.cancel();
     reader.releaseLock();
   }
 }
 
-/**
- * The assistant message the chunks build, as the browser's `useChat` builds it, or undefined
- * when they hold no content (nothing but markers): the agent must then not be told of a reply.
- */
-export async function reduceReply(
-  chunks: readonly UIMessageChunk[],
-  onError: (error: unknown) => void,
-): Promise<UIMessage | undefined> {
-  let next = 0;
-  const stream = new ReadableStream<UIMessageChunk>(
-    {
-      pull(controller) {
-        const chunk = chunks[next++];
-        if (chunk === undefined) controller.close();
-        else controller.enqueue(chunk);
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  // Loaded here, not at the top: the rest of durable-chat/server needs no `ai` at run time, and
-  // an app with a head-start route has it (its reply is made with it).
-  const { readUIMessageStream } = await import('ai');
-  let last: UIMessage | undefined;
-  for await (const message of readUIMessageStream({ stream, onError })) last = message;
-  if (last === undefined || !last.parts.some((part) => part.type !== 'step-start')) return undefined;
-  return last;
+/** The reply's message when it holds content (not only step markers), else undefined. */
+export function withContent(message: UIMessage | undefined): UIMessage | undefined {
+  if (message === undefined || message.role !== 'assistant') return undefined;
+  return message.parts.some((part) => part.type !== 'step-start') ? message : undefined;
 }
