@@ -141,6 +141,7 @@ export class HeadStart {
     const decoder = new TextDecoder();
     let session: HeadStartSessionData | undefined;
     let handedOver = false;
+    let handoverInSeq: number | undefined;
     let failure: HeadStartError | undefined;
     let ended = false;
     const cut = new HeadStartError('head start: the reply was cut off before the route handed it over');
@@ -151,8 +152,10 @@ export class HeadStart {
       if (session === undefined) return;
       // The agent answers the handover with a turn-complete of its own (no content), unless the
       // route said its handover failed (an error and no handover chunk). A connection lost
-      // before the end counts as handed over: the route hands over what was said when it notices.
-      const handoverPending = handedOver || failure === undefined || failure === cut;
+      // before the end counts as handed over: the route hands over what was said when it
+      // notices. Where the service numbers appends (the handover came with its `.in` seq), the
+      // next send tells that turn-complete from its own by seq and needs no mark.
+      const unnumbered = handedOver ? handoverInSeq === undefined : failure === cut;
       // `isCached: true`, as for a session another page made: `.in` holds the handover, whose
       // turn-complete may not be on `.out` yet, so the next send holds records for its own seq.
       this.handed.set(call.chatId, {
@@ -166,9 +169,9 @@ export class HeadStart {
         this.handed.delete(call.chatId);
       }
       // Marked as a turn whose reply has not begun and whose turn-complete may still come (as
-      // for a stopped send): on a wire without `seq` / `session-in-event-id` the next send then
-      // skips that turn-complete instead of ending on it.
-      if (handoverPending) call.client.store.setState({ stoppedTurn: 'unstarted' });
+      // for a stopped send): on a wire without `seq` the next send then skips that
+      // turn-complete instead of ending on it.
+      if (unnumbered) call.client.store.setState({ stoppedTurn: 'unstarted' });
     };
     let cancelled = false;
     return new ReadableStream<UIMessageChunk>({
@@ -192,8 +195,10 @@ export class HeadStart {
               failure ??= new HeadStartError('head start: the route sent a chunk that is not JSON', cause);
               return;
             }
-            if (chunk.type === HEAD_START_HANDOVER_CHUNK) handedOver = true;
-            else if (failure !== undefined)
+            if (chunk.type === HEAD_START_HANDOVER_CHUNK) {
+              handedOver = true;
+              handoverInSeq = readInSeq(chunk.data);
+            } else if (failure !== undefined)
               return; // nothing after a failure is shown
             else if (chunk.type === HEAD_START_SESSION_CHUNK) session = readSession(chunk.data);
             else if (chunk.type === 'error') failure = new HeadStartError(`head start: ${chunk.errorText}`);
@@ -231,6 +236,11 @@ export class HeadStart {
       },
     });
   }
+}
+
+function readInSeq(data: unknown): number | undefined {
+  const inSeq = (typeof data === 'object' && data !== null ? data : {}) as { inSeq?: unknown };
+  return typeof inSeq.inSeq === 'number' && Number.isInteger(inSeq.inSeq) ? inSeq.inSeq : undefined;
 }
 
 function readSession(data: unknown): HeadStartSessionData {

@@ -108,8 +108,8 @@ describe('head start against the dev server', () => {
     // Adopted as a session made elsewhere: the handover's turn-complete may still be coming.
     expect(client.sessionPreexisted).toBe(true);
     expect(client.outKnownEmpty).toBe(false);
-    // The handover's turn-complete may still come: the next send skips it even without `seq`.
-    expect(transport.getState(chatId).stoppedTurn).toBe('unstarted');
+    // The handover came with its `.in` seq: the next send tells its turn-complete apart by seq.
+    expect(transport.getState(chatId).stoppedTurn).toBeUndefined();
     expect(transport.getState(chatId)).toMatchObject({
       turnLive: false,
       sessionId: expect.stringMatching(/^session_/),
