@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
 import { defineConfig } from 'tsup';
 
 const CLIENT_ENTRY = 'dist/react.js';
@@ -19,6 +20,27 @@ async function markReactEntryAsClient(): Promise<void> {
   await writeFile(mapFile, JSON.stringify(map));
 }
 
+/** Runtime dependencies of the dev server alone (and `durable-chat dev`). */
+const DEV_SERVER_ONLY = ['hono', '@hono/node-server', 'jose'];
+
+/**
+ * Bundled code keeps its licences: the MIT notices of what the dev server bundles go to
+ * dist/THIRD-PARTY-LICENSES.txt (in the tarball with the code that carries them).
+ */
+async function writeThirdPartyLicenses(): Promise<void> {
+  const sections: string[] = [];
+  for (const name of DEV_SERVER_ONLY) {
+    const folder = `node_modules/${name}`;
+    const manifest = JSON.parse(await readFile(`${folder}/package.json`, 'utf8')) as { version: string };
+    const file = (await readdir(folder)).find((entry) => /^licen[cs]e/i.test(entry));
+    if (file === undefined) throw new Error(`${name} has no licence file to ship with its bundled code`);
+    sections.push(
+      `${name}@${manifest.version} (bundled into the dev server)\n\n${await readFile(`${folder}/${file}`, 'utf8')}`,
+    );
+  }
+  await writeFile('dist/THIRD-PARTY-LICENSES.txt', `${sections.join(`\n${'-'.repeat(72)}\n\n`)}\n`);
+}
+
 // One build, code splitting on: the entries share a single copy of the error classes,
 // the protocol core and the store, so `instanceof` and the store work across entries.
 export default defineConfig({
@@ -36,6 +58,8 @@ export default defineConfig({
   splitting: true,
   treeshake: true,
   dts: {
+    // Their types too: `DevServerApp.app` is a hono app, and they are not installed with the package.
+    resolve: DEV_SERVER_ONLY,
     entry: {
       index: 'src/index.ts',
       react: 'src/react/index.ts',
@@ -45,6 +69,12 @@ export default defineConfig({
   },
   sourcemap: true,
   clean: true,
-  external: ['ai', 'react', 'react-dom', '@ai-sdk/react', /^node:/],
-  onSuccess: markReactEntryAsClient,
+  external: ['ai', 'react', 'react-dom', '@ai-sdk/react', /^node:/, ...builtinModules],
+  // Only the dev server uses these: bundled into its chunks, so an app's `npm install` does
+  // not pull them in (they are devDependencies; docs/performance.md#install-footprint).
+  noExternal: DEV_SERVER_ONLY,
+  onSuccess: async () => {
+    await markReactEntryAsClient();
+    await writeThirdPartyLicenses();
+  },
 });

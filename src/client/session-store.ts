@@ -47,6 +47,17 @@ export interface ChatSessionState {
   pendingAppend: { partId: string; body: string } | undefined;
   /** `lastEventId` just before the live turn was sent: replaying from here rebuilds the turn. */
   turnStartCursor: number | undefined;
+  /**
+   * The `.in` seq of the input the live turn answers (this page's append), once answered: a
+   * resumed turn is told from other inputs' turns by it, as its send was.
+   */
+  turnInSeq: number | undefined;
+  /**
+   * The highest `.in` seq answered at `turnStartCursor` (every input up to it had its turn
+   * before the live one), when known: a `turnInSeq` above it + 1 means inputs of others (another
+   * device, a steering message) sit between, and their turns come first.
+   */
+  turnPriorInSeq: number | undefined;
   status: ConnectionStatus;
   /** Live run id from the latest token's `read:runs:` scope. */
   runId: string | undefined;
@@ -72,6 +83,8 @@ export function initialSessionState(chatId: string): ChatSessionState {
     stoppedTurn: undefined,
     pendingAppend: undefined,
     turnStartCursor: undefined,
+    turnInSeq: undefined,
+    turnPriorInSeq: undefined,
     status: { type: 'idle' },
     runId: undefined,
     lastError: undefined,
@@ -83,5 +96,12 @@ export function initialSessionState(chatId: string): ChatSessionState {
 
 /** A zustand vanilla store for one chat. React binds to it with `useStore`; nothing else here. */
 export function createSessionStore(chatId: string): SessionStore {
-  return createStore<ChatSessionState>()(() => initialSessionState(chatId));
+  const store = createStore<ChatSessionState>()(() => initialSessionState(chatId));
+  // The live turn's seqs describe that turn only: once it is over they go with it, whoever
+  // ended it, so a later turn marked live by any path never inherits them.
+  store.subscribe((next) => {
+    if (!next.turnLive && (next.turnInSeq !== undefined || next.turnPriorInSeq !== undefined))
+      store.setState({ turnInSeq: undefined, turnPriorInSeq: undefined });
+  });
+  return store;
 }

@@ -15,7 +15,8 @@ const USAGE = `Usage: durable-chat dev [--port N] [--host H] [--secret-key K] [-
   --host        interface to bind (default 127.0.0.1)
   --secret-key  secret API key (default: $DURABLE_CHAT_SECRET_KEY, else $TRIGGER_SECRET_KEY,
                 else the key saved in the data folder, else a new random sk_dev_… saved there)
-  --data-dir    folder for session snapshots and the saved key (default .durable-chat)
+  --data-dir    folder that keeps sessions (.in, .out, run state, snapshots) across restarts,
+                and the saved key (default .durable-chat)
   --agents      module whose exported agents are served (default: the demo and echo agents,
                 and the demo agent for any other task id)
   --boot-delay  a simulated cold start: each new run waits MS before it boots (default 0)`;
@@ -60,7 +61,7 @@ async function main(argv: string[]): Promise<void> {
     port,
     host: values.host ?? '127.0.0.1',
     secretKey: key.secretKey,
-    objectStore: { dir: dataDir },
+    dataDir,
     agents,
     defaultAgent,
     bootDelayMs,
@@ -71,6 +72,8 @@ async function main(argv: string[]): Promise<void> {
   // is already where the app reads it. The dev server's own key is shown, to be copied.
   const shown = key.supplied ? maskKey(server.secretKey) : server.secretKey;
   console.log(`  secret key: ${shown} (${key.source})`);
+  const kept = server.app.context.sessions.size;
+  console.log(`  data:       ${dataDir} (${kept} session${kept === 1 ? '' : 's'} kept from earlier runs)`);
   const otherIds = defaultAgent === undefined ? '' : `; any other task id: ${defaultAgent.id}`;
   console.log(`  agents:     ${agents.map((agent) => agent.id).join(', ')}${otherIds}`);
   const stop = () => {

@@ -27,7 +27,15 @@ export interface DevServerOptions {
   tokenTtlSeconds?: number;
   /** Idle timeout when neither the session nor the agent sets one. Default 30 s. */
   idleTimeoutSeconds?: number;
-  /** Where snapshots live: `'memory'` (default in-process), `{ dir }`, or your own store. */
+  /**
+   * Folder that keeps sessions across restarts: rows, run state, `.in` / `.out` (one
+   * append-only journal per session, synced before an append is answered or a record is
+   * served) and snapshots. A restart on the same folder serves every session again; a turn
+   * a restart cut ends as a crashed run's does. Default: none, everything in memory (the
+   * CLI passes `--data-dir`, default `.durable-chat`).
+   */
+  dataDir?: string;
+  /** Where snapshots live: `'memory'`, `{ dir }`, or your own store. Default: `{ dir: dataDir }`, else memory. */
   objectStore?: 'memory' | { dir: string } | ObjectStore;
   /** How long a peek (`X-Peek-Settled: 1`) stream stays open after draining. Default 1000 ms. */
   peekCloseMs?: number;
@@ -61,6 +69,7 @@ export interface ResolvedDevServerOptions {
   trimDelayMs: number;
   tokenTtlSeconds: number;
   idleTimeoutSeconds: number;
+  dataDir: string | undefined;
   objectStore: 'memory' | { dir: string } | ObjectStore;
   peekCloseMs: number;
   maxBatchRecords: number;
@@ -89,7 +98,8 @@ export function resolveOptions(
     trimDelayMs: options.trimDelayMs ?? DEFAULT_TRIM_DELAY_MS,
     tokenTtlSeconds: options.tokenTtlSeconds ?? TOKEN_LIFETIME_SECONDS,
     idleTimeoutSeconds: options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS,
-    objectStore: options.objectStore ?? 'memory',
+    dataDir: options.dataDir,
+    objectStore: options.objectStore ?? (options.dataDir === undefined ? 'memory' : { dir: options.dataDir }),
     peekCloseMs: options.peekCloseMs ?? 1000,
     maxBatchRecords: options.maxBatchRecords ?? 1000,
     maxStreamsPerSession: options.maxStreamsPerSession ?? 16,

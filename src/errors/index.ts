@@ -1,5 +1,6 @@
 export { ConfigurationError, type ConfigurationErrorCode } from './configuration-error.js';
 export { ConnectionError, type ConnectionErrorCode, TurnRejectedError } from './connection-error.js';
+export { DataFolderError, type DataFolderErrorCode } from './data-folder-error.js';
 export {
   DurableChatError,
   type DurableChatErrorCode,

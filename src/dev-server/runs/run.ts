@@ -161,12 +161,13 @@ export class Run implements LiveRun, AgentScope {
     if (seq > this.session.inAckSeq && this.turnAbort === null) {
       this.session.inAckSeq = seq;
       this.session.in.release(seq);
+      this.session.changed();
     }
   }
 
   private onInput(record: InRecord): void {
     if (record.chunk.kind === 'stop' && this.turnAbort !== null && record.seq > (this.turnInSeq ?? -1)) {
-      record.spent = true;
+      this.session.in.spend(record);
       this.stopMessage = record.chunk.message;
       this.turnAbort.abort();
     }
@@ -299,6 +300,7 @@ export class Run implements LiveRun, AgentScope {
   private async preload(payload: ChatTaskWirePayload): Promise<void> {
     if (this.session.preloaded) return;
     this.session.preloaded = true;
+    this.session.changed();
     const clientData = await validateClientData(this.session.agent, payload.metadata);
     await this.session.agent.onPreload?.(this.hookContext(clientData.ok ? clientData.value : undefined));
   }
@@ -350,6 +352,7 @@ export class Run implements LiveRun, AgentScope {
     }
     if (!this.session.chatStarted && payload.message?.role === 'user') {
       this.session.chatStarted = true;
+      this.session.changed();
       if (!this.start.continuation) await agent.onChatStart?.(this.hookContext(clientData.value));
     }
     const abort = this.beginTurn(inSeq);
@@ -406,6 +409,8 @@ export class Run implements LiveRun, AgentScope {
   /** Leaves the streaming phase; true when an unhandled rejection failed the turn (into `result.error`). */
   private endTurn(result: PipeResult): boolean {
     this.turnAbort = null;
+    this.session.liveTurn = null;
+    this.session.changed();
     const failure = this.turnFailure;
     this.turnFailure = null;
     if (failure === null) return false;
@@ -417,13 +422,15 @@ export class Run implements LiveRun, AgentScope {
     const abort = new AbortController();
     this.turnAbort = abort;
     this.turnInSeq = inSeq;
+    this.session.liveTurn = { inSeq };
+    this.session.changed();
     this.stopMessage = undefined;
     // A stop appended before this turn began (during a cold start) still aborts it.
     const stop = this.session.in
       .from((inSeq ?? -1) + 1)
       .find((record) => record.chunk.kind === 'stop' && record.spent !== true);
     if (stop !== undefined && stop.chunk.kind === 'stop') {
-      stop.spent = true;
+      this.session.in.spend(stop);
       this.stopMessage = stop.chunk.message;
       abort.abort();
     }
@@ -541,6 +548,7 @@ export class Run implements LiveRun, AgentScope {
   private upgrade(inSeq: number | null, message: UIMessage | undefined): void {
     writeUpgradeRequired(this.session);
     this.session.inFlight = { inSeq, message, splice: false };
+    this.session.changed();
     this.ended = 'upgrade';
   }
 
