@@ -9,6 +9,7 @@ import { resolveSecretKey } from './resolve-secret-key.js';
 import { startDevServer } from './start-dev-server.js';
 
 const USAGE = `Usage: durable-chat dev [--port N] [--host H] [--secret-key K] [--data-dir D] [--agents ./module.js]
+                          [--boot-delay MS]
 
   --port        port to listen on (default 3030; 0 picks a free one)
   --host        interface to bind (default 127.0.0.1)
@@ -17,7 +18,8 @@ const USAGE = `Usage: durable-chat dev [--port N] [--host H] [--secret-key K] [-
   --data-dir    folder that keeps sessions (.in, .out, run state, snapshots) across restarts,
                 and the saved key (default .durable-chat)
   --agents      module whose exported agents are served (default: the demo and echo agents,
-                and the demo agent for any other task id)`;
+                and the demo agent for any other task id)
+  --boot-delay  a simulated cold start: each new run waits MS before it boots (default 0)`;
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -29,6 +31,7 @@ async function main(argv: string[]): Promise<void> {
       'secret-key': { type: 'string' },
       'data-dir': { type: 'string' },
       agents: { type: 'string' },
+      'boot-delay': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -40,6 +43,13 @@ async function main(argv: string[]): Promise<void> {
   const port = values.port === undefined ? 3030 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ValidationError({ field: '--port', message: `--port: not a port: ${values.port}` });
+  }
+  const bootDelayMs = values['boot-delay'] === undefined ? 0 : Number(values['boot-delay']);
+  if (!Number.isInteger(bootDelayMs) || bootDelayMs < 0) {
+    throw new ValidationError({
+      field: '--boot-delay',
+      message: `--boot-delay: not a whole number of milliseconds: ${values['boot-delay']}`,
+    });
   }
   const agents = values.agents === undefined ? [demoAgent, echoAgent] : await loadAgents(values.agents);
   // Without --agents the app under development names its own (production) task id; the demo
@@ -54,6 +64,7 @@ async function main(argv: string[]): Promise<void> {
     dataDir,
     agents,
     defaultAgent,
+    bootDelayMs,
   });
   console.log(`durable-chat dev server listening on ${server.url}`);
   console.log(`  base URL:   ${server.url}`);

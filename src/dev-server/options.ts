@@ -53,6 +53,11 @@ export interface DevServerOptions {
    * server without them (`faults.omitTurnCorrelation()` switches both on a live server).
    */
   wire?: Partial<WireOptions>;
+  /**
+   * A cold start, simulated: every new run (first or continuation) waits this long before it
+   * boots, as a real run waits to be dequeued and its process to start. Default 0.
+   */
+  bootDelayMs?: number;
 }
 
 /** Options with every default filled in: defaults live here and nowhere else. */
@@ -72,6 +77,7 @@ export interface ResolvedDevServerOptions {
   logger: DevServerLogger;
   clock: () => number;
   wire: WireOptions;
+  bootDelayMs: number;
 }
 
 export const DEFAULT_TRIM_DELAY_MS = 15_000;
@@ -103,5 +109,6 @@ export function resolveOptions(
       appendSeq: options.wire?.appendSeq ?? true,
       sessionInEventId: options.wire?.sessionInEventId ?? true,
     },
+    bootDelayMs: options.bootDelayMs ?? 0,
   };
 }

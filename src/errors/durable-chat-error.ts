@@ -39,7 +39,9 @@ export type DurableChatErrorCode =
   | 'TURN_IN_OTHER_TAB'
   // the dev server's data folder
   | 'DATA_FOLDER_IN_USE'
-  | 'DATA_FOLDER_CORRUPT';
+  | 'DATA_FOLDER_CORRUPT'
+  // the first reply from the app's own route (head start)
+  | 'HEAD_START_FAILED';
 
 export interface DurableChatErrorOptions {
   code: DurableChatErrorCode;

@@ -7,6 +7,7 @@ export {
   type DurableChatErrorOptions,
   isDurableChatError,
 } from './durable-chat-error.js';
+export { HeadStartError } from './head-start-error.js';
 export {
   AuthError,
   HttpError,

@@ -16,6 +16,7 @@ import {
 import type { ChatInputChunk } from '../protocol/types.js';
 import { serializeAppend } from '../protocol/validate.js';
 import { DeferredStop, listenForAbort } from './deferred-stop.js';
+import { HeadStart } from './head-start.js';
 import { mergeMetadata, type SessionChatTransportOptions, withPayloadExtras } from './transport-options.js';
 import { type TurnMode, type TurnOutcome, TurnStream } from './turn-stream.js';
 
@@ -117,11 +118,33 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   /** Chats this page disconnected, oldest first: idle ones beyond the cap are dropped. */
   private readonly disconnected = new Set<string>();
 
-  constructor(private readonly options: SessionChatTransportOptions) {}
+  private readonly headStart: HeadStart | undefined;
+
+  constructor(private readonly options: SessionChatTransportOptions) {
+    this.headStart = options.headStart === undefined ? undefined : new HeadStart(options.headStart);
+  }
 
   async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
     const { trigger, chatId, messageId, messages, abortSignal } = options;
     const metadata = mergeMetadata(this.options.clientData, options.metadata);
+    if (this.headStart !== undefined && trigger === 'submit-message') {
+      // A new chat's first turn through the app's own route (see head-start.ts).
+      const entry = this.entry(chatId);
+      const busy = entry.active !== undefined || entry.draining.size > 0 || entry.client.busy;
+      const headers = options.headers as Record<string, string> | Headers | undefined;
+      const body = options.body;
+      const reply = await this.headStart.send({
+        client: entry.client,
+        busy,
+        chatId,
+        messages,
+        metadata,
+        body,
+        headers,
+        abortSignal,
+      });
+      if (reply !== undefined) return reply;
+    }
     let chunk: ChatInputChunk<UI_MESSAGE>;
     if (trigger === 'submit-message') {
       const message = messages[messages.length - 1];
@@ -802,7 +825,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       baseURL: options.baseURL,
       chatId,
       taskIdentifier: options.taskIdentifier,
-      startSession: options.startSession,
+      startSession:
+        this.headStart === undefined
+          ? options.startSession
+          : this.headStart.wrapStartSession(options.startSession),
       getAccessToken: options.getAccessToken,
       clientData: options.clientData,
       headers: options.headers,
