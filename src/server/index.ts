@@ -13,6 +13,7 @@ export type {
   ChatRouteRequest,
   ChatRouteStartResponse,
   ChatRouteTokenResponse,
+  ChatRouteWatchResponse,
 } from '../route-client/route-protocol.js';
 export {
   type ChatRouteCreateOptions,
@@ -28,3 +29,9 @@ export {
   type SessionsApiOptions,
   type SessionsRequestOptions,
 } from './sessions-api.js';
+export {
+  createWatchToken,
+  DEFAULT_WATCH_TOKEN_SECONDS,
+  type WatchTokenOptions,
+  watchScope,
+} from './watch-token.js';

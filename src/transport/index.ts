@@ -1,4 +1,20 @@
+export { createMessageBuilder, type MessageBuilder, type MessageBuilderOptions } from './message-builder.js';
 export { type SessionCallOptions, SessionChatTransport } from './session-chat-transport.js';
+export {
+  type FollowedTurn,
+  type FollowerPhase,
+  type FollowerState,
+  SessionFollower,
+  type SessionFollowerOptions,
+  watchSession,
+} from './session-follower.js';
+export {
+  readSubagentBatch,
+  SUBAGENT_CHUNK_TYPE,
+  type SubagentBatch,
+  type SubagentEntry,
+  SubagentMessages,
+} from './subagent-messages.js';
 export {
   mergeMetadata,
   payloadExtras,
