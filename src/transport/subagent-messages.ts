@@ -75,6 +75,7 @@ export class SubagentMessages<UI_MESSAGE extends UIMessage = UIMessage> {
     if (batch.seq > track.entry.applied) {
       if (track.held.size >= MAX_HELD_BATCHES) return false;
       track.held.set(batch.seq, batch);
+      this.publish();
       return true;
     }
     this.take(track, batch);
