@@ -128,6 +128,23 @@ describe('following a chat from another device (watch)', () => {
     transport.close();
   });
 
+  it('a viewer that opens the chat before it exists waits for it, then shows its first reply', async () => {
+    const chatId = uniqueChatId('follow-early');
+    const follower = follow(deployment, chatId);
+    followers.push(follower);
+    await waitFor(() => follower.getState().phase.type === 'retrying', 10_000, 'the follower to wait (404)');
+    const { chat, transport } = ownerChat(deployment, chatId);
+    await chat.sendMessage({ text: 'first words' });
+    await waitFor(
+      () => assistantText(follower.getState().messages).length === 1 && !follower.getState().turnLive,
+      20_000,
+      'the first reply on the viewer',
+    );
+    expect(follower.getState().messages).toEqual(chat.messages.filter((m) => m.role === 'assistant'));
+    expect(follower.getState().phase).toEqual({ type: 'following' });
+    transport.close();
+  });
+
   it('a follower holding a read-only watch token cannot append: 403, typed', async () => {
     const chatId = uniqueChatId('follow-readonly');
     const { chat, transport } = ownerChat(deployment, chatId);
