@@ -93,6 +93,8 @@ export interface FollowerState<UI_MESSAGE extends UIMessage = UIMessage> {
   connection: ConnectionStatus;
   /** Last `seq_num` read. */
   cursor: number | undefined;
+  /** The read has reached `.out`'s live edge (false while it reads the backlog or reconnects). */
+  caughtUp: boolean;
 }
 
 interface LiveTurn<UI_MESSAGE extends UIMessage> {
@@ -155,6 +157,7 @@ export class SessionFollower<UI_MESSAGE extends UIMessage = UIMessage> {
       turnLive: false,
       connection: { type: 'idle' },
       cursor: options.from,
+      caughtUp: false,
     }));
     this.unsubscribeClient = this.client.store.subscribe((next, previous) => {
       if (next.status !== previous.status || next.lastEventId !== previous.lastEventId)
@@ -202,6 +205,12 @@ export class SessionFollower<UI_MESSAGE extends UIMessage = UIMessage> {
             // The records between the cursor and the first survivor are gone: so is the live turn's start.
             onTrimmed: () => this.endLiveTurn(false),
             onSessionReplaced: () => this.endLiveTurn(false),
+            onTail: (caughtUp) => {
+              if (caughtUp !== this.store.getState().caughtUp) this.store.setState({ caughtUp });
+            },
+            onConnection: (open) => {
+              if (!open && this.store.getState().caughtUp) this.store.setState({ caughtUp: false });
+            },
           },
         );
         return; // aborted: `stop()` set the phase
