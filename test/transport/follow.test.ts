@@ -194,6 +194,37 @@ describe('following a chat from another device (watch)', () => {
   });
 });
 
+describe('where a follower ends', () => {
+  let deployment: Deployment;
+  beforeAll(async () => {
+    deployment = await deploy();
+  });
+  afterAll(async () => {
+    await deployment.route.close();
+    await deployment.server.close();
+  });
+
+  it("a token that cannot read this chat ends it (failed, FORBIDDEN): another chat's watch token", async () => {
+    const chatId = uniqueChatId('follow-forbidden');
+    const { chat, transport } = ownerChat(deployment, chatId);
+    await chat.sendMessage({ text: 'private' });
+    const routes = createRouteSessionCallbacks({ endpoint: deployment.route.url });
+    const follower = watchSession({
+      baseURL: deployment.server.url,
+      chatId,
+      getAccessToken: () => routes.getWatchToken({ chatId: 'some-other-chat' }),
+    });
+    followers.push(follower);
+    await waitFor(() => follower.getState().phase.type === 'failed', 10_000, 'the follower to fail');
+    expect(follower.getState().phase).toMatchObject({
+      type: 'failed',
+      error: { code: 'FORBIDDEN', status: 403 },
+    });
+    expect(follower.getState().messages).toEqual([]);
+    transport.close();
+  });
+});
+
 describe('a follower through drops and token expiry', () => {
   // Faults are armed on a server of this block's own.
   let deployment: Deployment;
