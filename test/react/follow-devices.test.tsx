@@ -1,4 +1,6 @@
 // @vitest-environment happy-dom
+
+import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { useChat } from '@ai-sdk/react';
 import { render } from '@testing-library/react';
 import type { UIMessage } from 'ai';
@@ -7,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import type { ChatSessionOptions } from '../../src/react/chat-session-options.js';
+import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
 import { type UseChatSessionResult, useChatSession } from '../../src/react/use-chat-session.js';
 import { useFollowTurns } from '../../src/react/use-follow-turns.js';
 import {
@@ -18,6 +21,7 @@ import { createRouteSessionCallbacks } from '../../src/route-client/create-route
 import { createChatRouteHandler } from '../../src/server/chat-route-handler.js';
 import { hostFetchHandler, type Listening } from '../server/support/listen.js';
 import { nextChatId, nodeFetch, startEchoServer, transcript, waitFor } from './support/harness.js';
+import { MemoryLocks } from './support/memory-locks.js';
 import { sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;
@@ -67,11 +71,17 @@ function WatchView({
   return null;
 }
 
-/** One device: `useChatSession` + `useChat` + `useFollowTurns(..., { otherDevices: true })`, its own storage. */
-function mountDevice(chatId: string): { readonly current: Device; unmount(): void } {
+/**
+ * One device: `useChatSession` + `useChat` + `useFollowTurns(..., { otherDevices: true })`, its
+ * own storage. `tab`: a tab of a browser instead, sharing its localStorage and tab channels.
+ */
+function mountDevice(
+  chatId: string,
+  tab?: Partial<ChatSessionOptions>,
+): { readonly current: Device; unmount(): void } {
   const seen: { device?: Device } = {};
   const records = new Map<string, PersistedChatRecord>();
-  const options = sessionOptions(server, chatId, records, { clientData: SLOW_REPLY });
+  const options = sessionOptions(server, chatId, records, { clientData: SLOW_REPLY, ...tab });
   const view = render(
     <StrictMode>
       <DeviceChat options={options} seen={seen} />
@@ -86,7 +96,30 @@ function mountDevice(chatId: string): { readonly current: Device; unmount(): voi
   };
 }
 
+const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
+
 describe('following turns of other devices', () => {
+  it('with otherDevices on, a second tab of the same browser still follows as a tab: with the user message', async () => {
+    const chatId = nextChatId('tabs-and-devices');
+    const tabs = { locks: new MemoryLocks(), broadcastChannel: channel };
+    const first = mountDevice(chatId, { persistence: 'local', tabs });
+    await first.current.session.preload();
+    const second = mountDevice(chatId, { persistence: 'local', tabs });
+    await waitFor(() => second.current.session.state.hydrated);
+    void first.current.chat.sendMessage({ text: 'from the first tab' });
+    await waitFor(
+      () => first.current.chat.status === 'ready' && first.current.chat.messages.length === 2,
+      10_000,
+    );
+    await waitFor(
+      () => second.current.chat.status === 'ready' && second.current.chat.messages.length === 2,
+      10_000,
+    );
+    expect(second.current.chat.messages).toEqual(first.current.chat.messages);
+    first.unmount();
+    second.unmount();
+  });
+
   it('useFollowTurns({ otherDevices }) shows a reply started on another device, and that device can then send its own turn', async () => {
     const chatId = nextChatId('devices');
     const laptop = mountDevice(chatId);
