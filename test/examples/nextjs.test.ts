@@ -221,25 +221,25 @@ describe('examples/nextjs in Chromium', () => {
     const chatId = await owner.chatId();
     await sendLongAndWaitMidReply(owner);
     const device = await launchBrowser();
-    try {
-      const phone = await ExamplePage.open(device.context, `${example.url}/?chat=${chatId}`);
-      onTestFailed(async () => {
-        const file = await saveScreenshot(phone.page, 'nextjs-second-device-phone');
-        console.error(`screenshot: ${file}\nerrors: ${phone.errors.join('\n')}`);
-      });
-      // Mid-stream on the second device: text shows while the owner's reply still runs.
-      await phone.waitForReplyLength(60);
-      expect(await owner.isStreamingWithText()).toBe(true);
-      await phone.waitForReplyContaining(DEMO.long.ending);
-      await owner.waitForReplyContaining(DEMO.long.ending);
-      await owner.waitForIdle();
-      await phone.waitForIdle();
-      expect(await phone.assistantMessages.count()).toBe(1);
-      expect(await phone.lastReply()).toBe(await owner.lastReply());
-      expect(owner.errors).toEqual([]);
-      expect(phone.errors).toEqual([]);
-    } finally {
+    // Closed at the test's end, or after the failure screenshot of its page.
+    onTestFailed(async () => {
+      const [page] = device.context.pages();
+      if (page !== undefined)
+        console.error(`screenshot: ${await saveScreenshot(page, 'nextjs-second-device-phone')}`);
       await device.close();
-    }
+    });
+    const phone = await ExamplePage.open(device.context, `${example.url}/?chat=${chatId}`);
+    // Mid-stream on the second device: text shows while the owner's reply still runs.
+    await phone.waitForReplyLength(60);
+    expect(await owner.isStreamingWithText()).toBe(true);
+    await phone.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForIdle();
+    await phone.waitForIdle();
+    expect(await phone.assistantMessages.count()).toBe(1);
+    expect(await phone.lastReply()).toBe(await owner.lastReply());
+    expect(owner.errors).toEqual([]);
+    expect(phone.errors).toEqual([]);
+    await device.close();
   });
 });
