@@ -74,17 +74,16 @@ export class TokenService {
   /** Checks the signature once per token; revocation and expiry are re-checked on every use. */
   private async verify(credential: string): Promise<VerifiedToken | AuthFailure> {
     try {
-      const { payload } = await jwtVerify(credential, this.key, {
-        algorithms: ['HS256'],
-        currentDate: new Date(this.clock()),
-      });
+      const { payload } = await this.verifyWithEitherKey(credential);
       const scopes = Array.isArray(payload.scopes)
         ? payload.scopes.filter((scope): scope is string => typeof scope === 'string')
         : [];
       const token: VerifiedToken = {
         scopes,
         subject: payload.sub ?? '',
-        serial: typeof payload.n === 'number' ? payload.n : 0,
+        // A token the app's server signed has no serial: it gets one when first seen, so
+        // `expireAll` reaches it as it reaches the tokens minted here.
+        serial: typeof payload.n === 'number' ? payload.n : ++this.serial,
         jti: payload.jti ?? '',
         exp: payload.exp ?? 0,
       };
@@ -97,6 +96,21 @@ export class TokenService {
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) return { ok: false, status: 401, reason: 'token expired' };
       return { ok: false, status: 401, reason: 'invalid token' };
+    }
+  }
+
+  /**
+   * The dev server's own tokens are signed with a key derived from the secret; a token the
+   * app's server signed with the secret key itself (as the platform's public tokens are, e.g.
+   * `durable-chat/server`'s watch token) is accepted too.
+   */
+  private async verifyWithEitherKey(credential: string) {
+    const options = { algorithms: ['HS256'], currentDate: new Date(this.clock()) };
+    try {
+      return await jwtVerify(credential, this.key, options);
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw error;
+      return jwtVerify(credential, new Uint8Array(this.secret), options);
     }
   }
 
@@ -123,6 +137,23 @@ export function sessionScopes(key: string, runId: string | null): string[] {
   const scopes = [`read:sessions:${key}`, `write:sessions:${key}`];
   if (runId !== null) scopes.push(`read:runs:${runId}`);
   return scopes;
+}
+
+/**
+ * The read-only scope of a watch token: `.out` of one session and nothing else. Its holder
+ * may follow the chat but never append, and the refreshed tokens that `turn-complete`
+ * records carry (which can append) are removed from what it reads.
+ */
+export function outOnlyScope(name: string): string {
+  return `read:sessions:${name}:out`;
+}
+
+/** True when the principal may read `.out` only through the read-only scope (see `outOnlyScope`). */
+export function readsOutOnly(principal: Principal, names: readonly (string | null)[]): boolean {
+  if (principal.kind === 'secret' || hasSessionScope(principal, 'read', names)) return false;
+  return principal.scopes.some((scope) =>
+    names.some((name) => name !== null && scope === outOnlyScope(name)),
+  );
 }
 
 /** True when the principal holds `action:sessions:{id}` for any of the session's names (or the super-scope). */

@@ -59,6 +59,8 @@ function renderWindowOf(options: ChatSessionOptions): number {
  */
 export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly chatId: string;
+  /** The service origin the session lives on (part of its identity, so fixed per handle). */
+  readonly baseURL: string;
   readonly sessionTransport: SessionChatTransport<UI_MESSAGE>;
   readonly transport: GuardedTransport<UI_MESSAGE>;
   readonly persistence: ResolvedPersistence;
@@ -107,6 +109,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   constructor(initial: ChatSessionOptions) {
     this.options = initial;
     this.chatId = initial.chatId;
+    this.baseURL = initial.baseURL;
     this.placeholder = initialSessionState(this.chatId);
     this.clock = resolveEnvironment(initial.environment);
     this.persistenceOption = initial.persistence;

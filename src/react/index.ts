@@ -7,6 +7,7 @@ export {
   sessionStoragePersistence,
 } from './browser-persistence.js';
 export type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
+export type { OtherDevicesOptions } from './device-follow.js';
 export { GuardedTransport } from './guarded-transport.js';
 export {
   deriveSessionChatStatus,
@@ -25,5 +26,7 @@ export {
   type UseDurableChatResult,
   useDurableChat,
 } from './use-durable-chat.js';
-export { type FollowableChat, useFollowTurns } from './use-follow-turns.js';
+export { type FollowableChat, type FollowTurnsOptions, useFollowTurns } from './use-follow-turns.js';
 export { useSessionState } from './use-session-state.js';
+export { type UseSubagentMessagesResult, useSubagentMessages } from './use-subagent-messages.js';
+export { type UseWatchChatOptions, type UseWatchChatResult, useWatchChat } from './use-watch-chat.js';

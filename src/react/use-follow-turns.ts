@@ -1,6 +1,7 @@
 import type { ChatStatus, UIMessage } from 'ai';
 import { useEffect, useInsertionEffect, useRef } from 'react';
 import type { RemoteTurn } from './chat-session-options.js';
+import { followOtherDevices, type OtherDevicesOptions } from './device-follow.js';
 import type { UseChatSessionResult } from './use-chat-session.js';
 import { sessionHandleOf } from './use-chat-session.js';
 
@@ -14,6 +15,17 @@ export interface FollowableChat<UI_MESSAGE extends UIMessage = UIMessage> {
 }
 
 const isBusy = (status: ChatStatus) => status === 'submitted' || status === 'streaming';
+
+export interface FollowTurnsOptions {
+  /**
+   * Also follow turns started on other devices (a phone, another browser, a server job):
+   * a standing `.out` watch hands each to `useChat`, which resumes it and shows the reply
+   * (its user message shows only where the app loads it from its own store). `true` reads
+   * with the chat's session token; `{ getAccessToken }` with another, e.g. a read-only watch
+   * token. Default `false`: only the tabs of this browser.
+   */
+  otherDevices?: boolean | OtherDevicesOptions;
+}
 
 /**
  * Shows turns that another tab of this browser starts on the same chat in your own
@@ -29,6 +41,10 @@ const isBusy = (status: ChatStatus) => status === 'submitted' || status === 'str
  * useFollowTurns(session, chat);
  * ```
  *
+ * `useFollowTurns(session, chat, { otherDevices: true })` follows turns that other devices
+ * start as well (see `FollowTurnsOptions`). A device that follows can still send: that
+ * turn is then its own.
+ *
  * The following tab's `useChat` callbacks run for the followed turn too (they belong to
  * `useChat`): return early when `session.isFollowingTurn()` in `onToolCall`, `onFinish`
  * and `sendAutomaticallyWhen`, so only the owner answers; `useDurableChat` does that
@@ -37,6 +53,7 @@ const isBusy = (status: ChatStatus) => status === 'submitted' || status === 'str
 export function useFollowTurns<UI_MESSAGE extends UIMessage>(
   session: UseChatSessionResult<UI_MESSAGE>,
   chat: FollowableChat<UI_MESSAGE>,
+  options: FollowTurnsOptions = {},
 ): void {
   const latest = useRef(chat);
   // The committed render's chat (a render held back by a suspended transition never gets here).
@@ -93,6 +110,23 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
       if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;
     };
   }, [handle]);
+
+  // Turns of other devices come in as remote turns, handled by `show` above.
+  const otherDevices = options.otherDevices ?? false;
+  const latestDevices = useRef(otherDevices);
+  latestDevices.current = otherDevices;
+  const watchDevices = otherDevices !== false;
+  useEffect(() => {
+    if (!watchDevices) return;
+    return followOtherDevices(handle, {
+      getAccessToken: (input) => {
+        const current = latestDevices.current;
+        if (typeof current === 'object' && current.getAccessToken !== undefined)
+          return current.getAccessToken(input);
+        return handle.client.tokens.get();
+      },
+    });
+  }, [handle, watchDevices]);
 
   // useChat's clearError() (status error → ready) lets go of the failure: so does session.status.
   const previousStatus = useRef(chat.status);

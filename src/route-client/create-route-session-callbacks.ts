@@ -34,6 +34,11 @@ export interface RouteSessionCallbacks {
   getAccessToken(params: { chatId: string }): Promise<string>;
   /** Closes the session for good. Closing a closed session succeeds. */
   closeSession(params: { chatId: string; reason?: string }): Promise<void>;
+  /**
+   * A read-only token for following the chat (the route's `watch` action): it reads `.out`
+   * and cannot append. The `getAccessToken` of a `SessionFollower` (`watchSession`).
+   */
+  getWatchToken(params: { chatId: string }): Promise<string>;
 }
 
 /** `currentRunId` as the route sent it: absent stays `undefined`, never a guessed `null`. */
@@ -208,6 +213,10 @@ export function createRouteSessionCallbacks(options: RouteSessionCallbacksOption
         clientData === undefined ? { action: 'token', chatId } : { action: 'token', chatId, clientData },
       );
       return readString(body, 'publicAccessToken', 'chat route token');
+    },
+    async getWatchToken({ chatId }) {
+      validateChatId(chatId);
+      return readString(await post({ action: 'watch', chatId }), 'publicAccessToken', 'chat route watch');
     },
     async closeSession({ chatId, reason }) {
       validateChatId(chatId);

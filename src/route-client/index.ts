@@ -10,6 +10,7 @@ export {
   type ChatRouteRequest,
   type ChatRouteStartResponse,
   type ChatRouteTokenResponse,
+  type ChatRouteWatchResponse,
   MAX_CHAT_ID_LENGTH,
   parseChatRouteRequest,
   validateChatId,

@@ -11,7 +11,9 @@ import { validateCloseReason, validateExternalId } from '../protocol/validate.js
 export type ChatRouteRequest =
   | { action: 'start'; chatId: string; clientData?: unknown; taskIdentifier?: string }
   | { action: 'token'; chatId: string; clientData?: unknown }
-  | { action: 'close'; chatId: string; reason?: string };
+  | { action: 'close'; chatId: string; reason?: string }
+  /** A read-only token for following the chat (`read:sessions:{chatId}:out`); creates nothing. */
+  | { action: 'watch'; chatId: string };
 
 export type ChatRouteAction = ChatRouteRequest['action'];
 
@@ -36,6 +38,11 @@ export interface ChatRouteTokenResponse {
   currentRunId?: string | null;
 }
 
+export interface ChatRouteWatchResponse {
+  /** Reads the chat's `.out` and nothing else: an append with it is refused (403). */
+  publicAccessToken: string;
+}
+
 export interface ChatRouteCloseResponse {
   closed: true;
 }
@@ -51,7 +58,7 @@ export interface ChatRouteErrorBody {
 /** Chat ids become the session's `externalId` and a URL segment, so they are kept short. */
 export const MAX_CHAT_ID_LENGTH = 256;
 
-const ACTIONS: readonly ChatRouteAction[] = ['start', 'token', 'close'];
+const ACTIONS: readonly ChatRouteAction[] = ['start', 'token', 'close', 'watch'];
 
 export function validateChatId(value: unknown, field = 'chatId'): asserts value is string {
   validateExternalId(value, field);
@@ -80,6 +87,7 @@ export function parseChatRouteRequest(value: unknown): ChatRouteRequest {
     validateCloseReason(body.reason);
     return body.reason === undefined ? { action, chatId } : { action, chatId, reason: body.reason as string };
   }
+  if (action === 'watch') return { action, chatId };
   const kind = action as 'start' | 'token';
   const request: ChatRouteRequest =
     body.clientData === undefined

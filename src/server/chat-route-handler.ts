@@ -8,6 +8,7 @@ import {
   type ChatRouteRequest,
   type ChatRouteStartResponse,
   type ChatRouteTokenResponse,
+  type ChatRouteWatchResponse,
   parseChatRouteRequest,
 } from '../route-client/route-protocol.js';
 import { callAuthorize } from './authorize-call.js';
@@ -16,6 +17,7 @@ import { redactSecret } from './redact-secret.js';
 import type { RetryOptions } from './retry-delay.js';
 import { errorResponse, jsonResponse, mapUpstreamFailure } from './route-responses.js';
 import { type CreateSessionInput, createSessionsApi, type SessionsApi } from './sessions-api.js';
+import { createWatchToken } from './watch-token.js';
 
 /** What the app adds to every create the route makes (start and token refresh alike). */
 export interface ChatRouteCreateOptions {
@@ -58,6 +60,11 @@ export interface ChatRouteHandlerOptions {
   fetch?: typeof fetch;
   retry?: RetryOptions;
   timeoutMs?: number;
+  /**
+   * Lifetime of the read-only tokens the `watch` action hands out, in seconds (1-86400).
+   * Default 3600. A follower asks for a new one ahead of expiry.
+   */
+  watchTokenSeconds?: number;
   /** Largest accepted request body in bytes. Default 65536. */
   maxBodyBytes?: number;
   /**
@@ -140,7 +147,8 @@ function sessionsApiOf(options: ChatRouteHandlerOptions): SessionsApi {
 
 /**
  * A Fetch-API handler serving the browser's `createRouteSessionCallbacks`: one POST with a
- * JSON `{ action: 'start' | 'token' | 'close', chatId, ... }`. See docs/server.md.
+ * JSON `{ action: 'start' | 'token' | 'close' | 'watch', chatId, ... }`. See docs/server.md.
+ * `watch` answers a read-only token for following the chat (see docs/follow.md).
  */
 export function createChatRouteHandler(
   options: ChatRouteHandlerOptions,
@@ -200,6 +208,14 @@ export function createChatRouteHandler(
   }
 
   async function perform(request: Request, body: ChatRouteRequest): Promise<Response> {
+    if (body.action === 'watch') {
+      api(); // checks the secret key's configuration first
+      // Signed here: a follower never creates a session, and needs no call to the service.
+      const publicAccessToken = await createWatchToken(options.secretKey, body.chatId, {
+        expiresInSeconds: options.watchTokenSeconds,
+      });
+      return jsonResponse({ publicAccessToken } satisfies ChatRouteWatchResponse);
+    }
     if (body.action === 'close') {
       const sessionId = await sessionOfThisTask(request, body.chatId);
       if (sessionId !== null) await api().close(sessionId, body.reason, { signal: request.signal });

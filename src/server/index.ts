@@ -13,6 +13,7 @@ export type {
   ChatRouteRequest,
   ChatRouteStartResponse,
   ChatRouteTokenResponse,
+  ChatRouteWatchResponse,
 } from '../route-client/route-protocol.js';
 export {
   type ChatRouteCreateOptions,
@@ -35,3 +36,9 @@ export {
   type SessionsApiOptions,
   type SessionsRequestOptions,
 } from './sessions-api.js';
+export {
+  createWatchToken,
+  DEFAULT_WATCH_TOKEN_SECONDS,
+  type WatchTokenOptions,
+  watchScope,
+} from './watch-token.js';

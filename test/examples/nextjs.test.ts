@@ -215,4 +215,31 @@ describe('examples/nextjs in Chromium', () => {
     expect(owner.errors).toEqual([]);
     expect(follower.errors).toEqual([]);
   });
+
+  it('a second device (its own browser and storage) opened mid-reply follows the reply to the same end', async () => {
+    const owner = await open('second-device');
+    const chatId = await owner.chatId();
+    await sendLongAndWaitMidReply(owner);
+    const device = await launchBrowser();
+    // Closed at the test's end, or after the failure screenshot of its page.
+    onTestFailed(async () => {
+      const [page] = device.context.pages();
+      if (page !== undefined)
+        console.error(`screenshot: ${await saveScreenshot(page, 'nextjs-second-device-phone')}`);
+      await device.close();
+    });
+    const phone = await ExamplePage.open(device.context, `${example.url}/?chat=${chatId}`);
+    // Mid-stream on the second device: text shows while the owner's reply still runs.
+    await phone.waitForReplyLength(60);
+    expect(await owner.isStreamingWithText()).toBe(true);
+    await phone.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForReplyContaining(DEMO.long.ending);
+    await owner.waitForIdle();
+    await phone.waitForIdle();
+    expect(await phone.assistantMessages.count()).toBe(1);
+    expect(await phone.lastReply()).toBe(await owner.lastReply());
+    expect(owner.errors).toEqual([]);
+    expect(phone.errors).toEqual([]);
+    await device.close();
+  });
 });

@@ -32,6 +32,10 @@ export function ChatApp({ baseURL, taskIdentifier }: { baseURL: string; taskIden
   const [runtime, setRuntime] = useState<Runtime>('node');
   // Changes only if this component remounts (the tests check that switching chats does not).
   const [mountId] = useState(() => Math.random().toString(36).slice(2));
+  // The chat the page was opened on (a shared link, another device): read at the first render.
+  const [linkedChatId] = useState(() =>
+    typeof window === 'undefined' ? null : new URLSearchParams(window.location.search).get('chat'),
+  );
 
   // localStorage exists only in the browser: read it after hydration.
   useEffect(() => setChats(loadChatList()), []);
@@ -94,6 +98,7 @@ export function ChatApp({ baseURL, taskIdentifier }: { baseURL: string; taskIden
           baseURL={baseURL}
           taskIdentifier={taskIdentifier}
           route={route}
+          linked={chatId === linkedChatId}
           onMessages={onMessages}
         />
       ) : (

@@ -17,10 +17,12 @@ interface ChatProps {
   baseURL: string;
   taskIdentifier: string;
   route: ReturnType<typeof createRouteSessionCallbacks>;
+  /** The page was opened on this chat (a link): it may already have turns from other devices. */
+  linked: boolean;
   onMessages(chatId: string, messages: UIMessage[]): void;
 }
 
-export function Chat({ chatId, baseURL, taskIdentifier, route, onMessages }: ChatProps) {
+export function Chat({ chatId, baseURL, taskIdentifier, route, linked, onMessages }: ChatProps) {
   const [input, setInput] = useState('');
   // The durable session (token, cursor, resume, tabs) for this chat id ...
   const session = useChatSession({ chatId, baseURL, taskIdentifier, ...route });
@@ -36,8 +38,15 @@ export function Chat({ chatId, baseURL, taskIdentifier, route, onMessages }: Cha
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onError: (error) => console.error('[chat error]', error),
   });
-  // Turns another tab of this browser starts on this chat show here too, read-only.
-  useFollowTurns(session, chat);
+  // Turns another tab of this browser, or another device, starts on this chat show here too.
+  useFollowTurns(session, chat, { otherDevices: true });
+  // A chat opened from a link takes its session at once, so a reply another device is
+  // streaming shows here; a new chat starts its session on the first send.
+  const { preload } = session;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per chat shown, not per render.
+  useEffect(() => {
+    if (linked) preload().catch((error: unknown) => console.error('[chat error]', error));
+  }, [linked, chatId]);
 
   // Saved whenever no reply is streaming: after a send (so a reload mid-reply still has the
   // user's message, and the resumed reply is rebuilt after it), after a reply ended, was

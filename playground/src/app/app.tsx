@@ -1,10 +1,11 @@
-import { useCallback, useEffect } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { type ChatEntry, useChatList } from './chat-list.js';
 import { ChatSidebar } from './chat-sidebar.js';
 import { ChatView } from './chat-view.js';
 import { type EventLogApi, useEventLog } from './event-log.js';
 import { EventLogPanel } from './event-log-panel.js';
 import { FaultPanel } from './fault-panel.js';
+import { FollowerView } from './follower-view.js';
 import { type FaultName, injectFault, type PlaygroundConfig } from './playground-api.js';
 import { usePlaygroundChat } from './use-playground-chat.js';
 
@@ -34,7 +35,22 @@ function PlaygroundChat(props: {
     if (chat.closed && !entry.closed) update({ closed: true });
   }, [chat.closed, entry.closed, update]);
 
-  return <ChatView title={entry.title} chat={chat} />;
+  const [following, setFollowing] = useState(false);
+  return (
+    <div className="chat-with-follower">
+      <ChatView title={entry.title} chat={chat} />
+      <label className="follow-toggle">
+        <input
+          type="checkbox"
+          data-testid="follow-toggle"
+          checked={following}
+          onChange={(event) => setFollowing(event.target.checked)}
+        />{' '}
+        Show a follower (another device, read-only)
+      </label>
+      {following && <FollowerView config={props.config} chatId={entry.id} />}
+    </div>
+  );
 }
 
 export function App({ config, forgotten }: { config: PlaygroundConfig; forgotten: boolean }) {

@@ -1,4 +1,5 @@
 import type { UIMessage } from 'ai';
+import type { SubagentEntry } from 'durable-chat';
 import type { SessionChatStatus } from 'durable-chat/react';
 import { useEffect, useRef, useState } from 'react';
 import { MessageView } from './message-view.js';
@@ -15,6 +16,8 @@ export interface ChatController extends ToolActions {
   closed: boolean;
   /** The agent run serving the chat right now, when known. */
   runId: string | undefined;
+  /** Sub-agents of the chat's tool calls, by tool call id. */
+  subagents: ReadonlyMap<string, SubagentEntry<UIMessage>>;
   send(text: string): void;
   stop(): void;
   regenerate(): void;
@@ -22,7 +25,13 @@ export interface ChatController extends ToolActions {
 }
 
 // Prompts that show off each feature of the demo agent.
-const EXAMPLES = ['Hello!', 'Tell me a long story', 'Send an email to the team', 'Ask me something'];
+const EXAMPLES = [
+  'Hello!',
+  'Tell me a long story',
+  'Send an email to the team',
+  'Ask me something',
+  'Research durable streams',
+];
 
 export function ChatView({ title, chat }: { title: string; chat: ChatController }) {
   const [draft, setDraft] = useState('');
@@ -72,7 +81,7 @@ export function ChatView({ title, chat }: { title: string; chat: ChatController 
       )}
       <div className="messages" data-testid="messages">
         {chat.messages.map((message) => (
-          <MessageView key={message.id} message={message} actions={chat} />
+          <MessageView key={message.id} message={message} actions={chat} subagents={chat.subagents} />
         ))}
         <div ref={bottom} />
       </div>

@@ -1,5 +1,7 @@
 import { isDataUIPart, isToolOrDynamicToolUIPart, type UIMessage } from 'ai';
+import type { SubagentEntry } from 'durable-chat';
 import { Markdown } from './markdown.js';
+import { SubagentView } from './subagent-view.js';
 import { type ToolActions, ToolPartView } from './tool-part-view.js';
 
 /** A custom `data-*` part, on one line: it is the agent's side channel, not the answer. */
@@ -12,8 +14,16 @@ function DataPartView({ type, data }: { type: string; data: unknown }) {
   );
 }
 
-/** One message, part by part: markdown text, tool calls and custom `data-*` parts. */
-export function MessageView({ message, actions }: { message: UIMessage; actions: ToolActions }) {
+/** One message, part by part: markdown text, tool calls (with the sub-agent a call ran) and custom `data-*` parts. */
+export function MessageView({
+  message,
+  actions,
+  subagents,
+}: {
+  message: UIMessage;
+  actions: ToolActions;
+  subagents?: ReadonlyMap<string, SubagentEntry<UIMessage>>;
+}) {
   return (
     <article
       className={`message ${message.role}`}
@@ -31,7 +41,15 @@ export function MessageView({ message, actions }: { message: UIMessage; actions:
             </p>
           );
         }
-        if (isToolOrDynamicToolUIPart(part)) return <ToolPartView key={key} part={part} actions={actions} />;
+        if (isToolOrDynamicToolUIPart(part)) {
+          const subagent = subagents?.get(part.toolCallId);
+          return (
+            <div key={key}>
+              <ToolPartView part={part} actions={actions} />
+              {subagent !== undefined && <SubagentView entry={subagent} />}
+            </div>
+          );
+        }
         if (isDataUIPart(part)) return <DataPartView key={key} type={part.type} data={part.data} />;
         return null;
       })}

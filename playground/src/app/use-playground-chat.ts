@@ -1,5 +1,5 @@
 import { createRouteSessionCallbacks } from 'durable-chat';
-import { useDurableChat } from 'durable-chat/react';
+import { useDurableChat, useSubagentMessages } from 'durable-chat/react';
 import { useEffect, useMemo, useRef } from 'react';
 import type { ChatController } from './chat-view.js';
 import { describeEvent } from './describe-event.js';
@@ -19,7 +19,10 @@ export function usePlaygroundChat(options: {
 }): ChatController {
   const { config, chatId, log } = options;
   const initialMessages = useMemo(() => loadMessages(chatId), [chatId]);
+  // Sub-agent replies arrive as transient `data-subagent` parts: applied once each, even when replayed.
+  const { subagents, onData } = useSubagentMessages();
   const chat = useDurableChat({
+    onData,
     chatId,
     baseURL: config.baseURL,
     taskIdentifier: config.taskIdentifier,
@@ -62,6 +65,7 @@ export function usePlaygroundChat(options: {
     error: chat.error,
     closed,
     runId,
+    subagents,
     canAnswer: !busy,
     send: (text) => {
       startTurn();

@@ -1,7 +1,8 @@
 import { convertToModelMessages, jsonSchema, stepCountIs, streamText, tool, type UIMessageChunk } from 'ai';
 import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import { defineAgent } from './define-agent.js';
-import { demoScript } from './demo-script.js';
+import { demoScript, subagentScript } from './demo-script.js';
+import { SubagentChannel } from './subagent-stream.js';
 
 export interface DemoAgentOptions {
   /** Pause between streamed pieces (a human reading pace). Default 30 ms. */
@@ -31,6 +32,23 @@ const askUser = tool({
   }),
 });
 
+/** A tool that hands the topic to a sub-agent, whose reply streams as `data-subagent` batches. */
+function researchTool(channel: SubagentChannel, model: MockLanguageModelV3, signal: AbortSignal) {
+  return tool({
+    description: 'Ask the research sub-agent about a topic.',
+    inputSchema: jsonSchema<{ topic: string }>({
+      type: 'object',
+      properties: { topic: { type: 'string' } },
+      required: ['topic'],
+    }),
+    execute: async ({ topic }, { toolCallId }) => {
+      const result = streamText({ model, prompt: topic, abortSignal: signal });
+      await channel.pipe(toolCallId, result);
+      return { summary: await result.text };
+    },
+  });
+}
+
 /** Adds a custom `data-status` part after the first step starts (a part the agent writes itself). */
 async function* withStatus(
   stream: AsyncIterable<UIMessageChunk>,
@@ -49,10 +67,20 @@ async function* withStatus(
 /**
  * A demo agent that runs offline on the AI SDK's mock language model: markdown at a human
  * pace, a `sendEmail` tool that needs approval, an `askUser` tool whose output the user
- * supplies, a `data-status` part each turn and a long answer worth stopping.
+ * supplies, a `research` tool that calls a sub-agent (its reply streams as `data-subagent`
+ * batches), a `data-status` part each turn and a long answer worth stopping.
  */
 export function createDemoAgent(options: DemoAgentOptions = {}) {
   let calls = 0;
+  const subagentModel = new MockLanguageModelV3({
+    doStream: async ({ prompt }) => ({
+      stream: simulateReadableStream({
+        chunks: subagentScript(prompt),
+        initialDelayInMs: options.firstChunkDelayMs ?? 300,
+        chunkDelayInMs: options.chunkDelayMs ?? 30,
+      }),
+    }),
+  });
   const model = new MockLanguageModelV3({
     doStream: async ({ prompt }) => {
       calls += 1;
@@ -68,11 +96,12 @@ export function createDemoAgent(options: DemoAgentOptions = {}) {
   return defineAgent({
     id: 'demo',
     async run({ messages, signal, responseMessageId, turn }) {
+      const channel = new SubagentChannel();
       const result = streamText({
         model,
         system: 'You are the durable-chat demo agent.',
         messages: await convertToModelMessages(messages),
-        tools: { sendEmail, askUser },
+        tools: { sendEmail, askUser, research: researchTool(channel, subagentModel, signal) },
         stopWhen: stepCountIs(3),
         abortSignal: signal,
       });
@@ -80,7 +109,7 @@ export function createDemoAgent(options: DemoAgentOptions = {}) {
         originalMessages: messages,
         generateMessageId: () => responseMessageId,
       });
-      return withStatus(stream, { turn, messages: messages.length });
+      return channel.merge(withStatus(stream, { turn, messages: messages.length }));
     },
   });
 }

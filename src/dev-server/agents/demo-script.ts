@@ -79,6 +79,11 @@ function afterTool(prompt: LanguageModelV3Prompt): LanguageModelV3StreamPart[] |
   if (result === undefined) return undefined;
   const output = result.output;
   const value = output.type === 'json' || output.type === 'text' ? output.value : output.type;
+  if (result.toolName === 'research') {
+    const summary = (value as { summary?: unknown } | undefined)?.summary;
+    const text = `The research sub-agent reported back:\n\n> ${String(summary).replace(/\n/g, ' ')}`;
+    return [...textParts('after-tool', text), finish('stop')];
+  }
   const text =
     result.toolName === 'sendEmail'
       ? output.type === 'execution-denied'
@@ -88,9 +93,22 @@ function afterTool(prompt: LanguageModelV3Prompt): LanguageModelV3StreamPart[] |
   return [...textParts('after-tool', text), finish('stop')];
 }
 
+/** The research sub-agent's script: a few sentences about the topic it was given. */
+export function subagentScript(prompt: LanguageModelV3Prompt): LanguageModelV3StreamPart[] {
+  const topic = lastUserText(prompt).replace(/\s+/g, ' ').trim();
+  const text = [
+    `Looking into "${topic}". `,
+    'A sub-agent runs as a tool call of the parent agent; ',
+    'its chunks travel on the same .out stream in data-subagent batches, ',
+    'numbered from 0 for each tool call, so a client that replays the stream applies each batch once.',
+  ].join('');
+  return [{ type: 'stream-start', warnings: [] }, ...textParts('sub', text), finish('stop')];
+}
+
 /**
  * The demo model's script, from the prompt alone (deterministic): "email" calls the
- * `sendEmail` tool (needs approval), "ask" or "choose" calls `askUser` (the user supplies
+ * `sendEmail` tool (needs approval), "research" calls the `research` tool (a sub-agent
+ * streams its answer), "ask" or "choose" calls `askUser` (the user supplies
  * the output), "long" or "story" streams a long markdown answer, anything else a short
  * markdown reply quoting the message.
  */
@@ -103,6 +121,9 @@ export function demoScript(prompt: LanguageModelV3Prompt, callNumber: number): L
   if (lower.includes('email')) {
     const input = { to: 'team@example.com', subject: 'Hello from the demo', body: text };
     return [...head, ...toolCall(`call_email_${callNumber}`, 'sendEmail', input)];
+  }
+  if (lower.includes('research')) {
+    return [...head, ...toolCall(`call_research_${callNumber}`, 'research', { topic: text })];
   }
   if (lower.includes('ask') || lower.includes('choose')) {
     const input = {

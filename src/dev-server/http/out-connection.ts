@@ -1,3 +1,4 @@
+import { RECORD_HEADER } from '../../protocol/headers.js';
 import {
   batchEventId,
   encodeBatchEvent,
@@ -26,6 +27,22 @@ export interface OutConnectionOptions {
   onError: (error: unknown) => void;
   /** Every open connection, so disposing the server can end them. */
   registry: Set<{ end(): void }>;
+  /** Removes the refreshed `public-access-token` of control records (a read-only reader). */
+  withoutTokens?: boolean;
+}
+
+/** The record without its `public-access-token` header (the only header that grants more). */
+function withoutToken(record: OutRecord): OutRecord {
+  const headers = record.headers;
+  if (
+    headers === undefined ||
+    !headers.some(([name]) => name.toLowerCase() === RECORD_HEADER.publicAccessToken)
+  )
+    return record;
+  return {
+    ...record,
+    headers: headers.filter(([name]) => name.toLowerCase() !== RECORD_HEADER.publicAccessToken),
+  };
 }
 
 /**
@@ -151,7 +168,7 @@ export class OutConnection {
     if (last !== undefined) {
       const tail = this.session.out.tail();
       const frame = encodeBatchEvent(
-        { records: batch, tail },
+        { records: this.options.withoutTokens === true ? batch.map(withoutToken) : batch, tail },
         batchEventId(last.seq_num, last.timestamp, batch.length),
       );
       await this.write(frame);

@@ -54,8 +54,12 @@ function refusal(c: Context, requested: number, session: Session): Response {
 
 export function mountOutRoute(app: DevHono, context: DevServerContext): void {
   app.get('/realtime/v1/sessions/:id/out', async (c) => {
-    const authorized = await authorizeSession(context, c, 'read', (ctx, status, error) =>
-      errorResponse(ctx, status, error),
+    const authorized = await authorizeSession(
+      context,
+      c,
+      'read',
+      (ctx, status, error) => errorResponse(ctx, status, error),
+      true,
     );
     if (!authorized.ok) return authorized.response;
     if (!(c.req.header(HEADER.accept) ?? '').includes(EVENT_STREAM)) {
@@ -122,6 +126,8 @@ export function mountOutRoute(app: DevHono, context: DevServerContext): void {
       pieceBytes: () => context.faults.sseChunkBytes,
       onError: (error) => context.logger.warn(`session ${session.row.id}: a .out write failed`, error),
       registry: context.streams,
+      // A watch token must not read its way to a token that can append.
+      withoutTokens: authorized.outOnly,
     });
     connection.start();
     return response;
