@@ -707,6 +707,9 @@ describe('a message whose append was unanswered when the page went away', () => 
     own.faults.hangAppends(1, { store });
     void chat.sendMessage({ text: 'sent just before the reload' });
     await waitFor(() => first.getState(chatId).pendingAppend !== undefined, 5_000, 'the append in flight');
+    // The server took it (and the hang with it) before the page goes away: else the closing page
+    // aborts it unsent, and the resend after the reload meets the hang instead.
+    if (store) await waitFor(() => own.inspect(chatId)?.in.nextSeq === 2, 5_000, 'the append to be stored');
     await first.getClient(chatId).flushPersistence();
     first.close(); // the page goes away; its append is never answered
     return chat.messages.slice(0, 3);
