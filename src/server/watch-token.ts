@@ -41,5 +41,8 @@ export async function createWatchToken(
     .setSubject(chatId)
     .setIssuedAt(now)
     .setExpirationTime(now + lifetime)
+    // Two tokens minted in the same second differ: one can be revoked (or expired by a dev
+    // server's fault) without its successor, which would otherwise be the very same string.
+    .setJti(globalThis.crypto.randomUUID())
     .sign(new TextEncoder().encode(secretKey));
 }
