@@ -19,6 +19,14 @@ export {
   type ChatRouteHandlerOptions,
   createChatRouteHandler,
 } from './chat-route-handler.js';
+export {
+  createNodeChatRouteHandler,
+  type NodeHandler,
+  type NodeHandlerOptions,
+  type NodeRequestLike,
+  type NodeResponseLike,
+  toNodeHandler,
+} from './node-handler.js';
 export { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './retry-delay.js';
 export type { ChatRouteErrorCode } from './route-responses.js';
 export {
