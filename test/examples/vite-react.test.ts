@@ -33,6 +33,7 @@ async function open(testName: string, path = '/', on: TestBrowser = browser): Pr
   const page = await ExamplePage.open(on.context, `${example.url}${path}`);
   pages.push(page);
   onTestFailed(async () => {
+    if (page.page.isClosed()) return;
     const file = await saveScreenshot(page.page, `vite-react-${testName}`);
     console.error(`screenshot: ${file}\nerrors: ${page.errors.join('\n')}\n${example.output()}`);
   });
