@@ -45,7 +45,10 @@ async function closePages(): Promise<void> {
 }
 
 async function sendLongAndWaitMidReply(page: ExamplePage): Promise<void> {
+  const repliesBefore = await page.assistantMessages.count();
   await page.send(DEMO.long.prompt);
+  // The new reply, not an earlier one that is long enough already.
+  await page.assistantMessages.nth(repliesBefore).waitFor();
   await page.waitForReplyLength(120);
   expect(await page.isStreamingWithText()).toBe(true);
 }
