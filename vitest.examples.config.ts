@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // The examples, built and driven as a user would (examples/nextjs: pack, install, `next
-// build`, `next start`, Chromium). Slow by nature, so outside `npm test`; `.ci/run` runs it.
+// build`, `next start`; examples/vite-react: pack, install, `vite build`, its Node server;
+// then Chromium). Slow by nature, so outside `npm test`; `.ci/run` runs it.
 export default defineConfig({
   test: {
     name: 'examples',

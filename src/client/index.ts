@@ -6,6 +6,12 @@ export {
   resolveEnvironment,
 } from './environment.js';
 export type { ReconnectReason, SessionEvent, SessionEventHandler } from './events.js';
+export {
+  type HistoryCursor,
+  historyCursor,
+  parseHistoryCursor,
+  withHistoryCursor,
+} from './history-cursor.js';
 export type { HeadersOption } from './http.js';
 export {
   DEFAULT_LIVENESS_OPTIONS,

@@ -2,6 +2,7 @@ import type { UIMessage } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
 import { resolveEnvironment } from '../client/environment.js';
 import type { SessionEvent } from '../client/events.js';
+import { withHistoryCursor } from '../client/history-cursor.js';
 import type { SessionClient } from '../client/session-client.js';
 import { type ChatSessionState, initialSessionState } from '../client/session-store.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
@@ -114,11 +115,12 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.clock = resolveEnvironment(initial.environment);
     this.persistenceOption = initial.persistence;
     this.identity = sessionIdentity(initial);
-    this.persistence = resolvePersistence(
-      initial.persistence ?? 'local',
-      initial.storagePrefix,
-      initial.scope,
-    );
+    const resolved = resolvePersistence(initial.persistence ?? 'local', initial.storagePrefix, initial.scope);
+    // The transcript's cursor seeds the chat's first load only (the one it mounts with).
+    this.persistence =
+      initial.historyCursor === undefined
+        ? resolved
+        : { ...resolved, adapter: withHistoryCursor(resolved.adapter, initial.historyCursor) };
     this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
       latestTransportOptions(
         () => this.options,

@@ -1,5 +1,6 @@
 import type { UIMessage } from 'ai';
 import type { SessionEventHandler } from '../client/events.js';
+import type { HistoryCursor } from '../client/history-cursor.js';
 import type { SessionChatTransportOptions } from '../transport/transport-options.js';
 import type { PersistenceOption } from './browser-persistence.js';
 import type { TabCoordinationOptions } from './tab-coordinator.js';
@@ -19,6 +20,15 @@ export interface ChatSessionOptions extends Omit<SessionChatTransportOptions, 'p
    * page is authorized by the route once. Changing it switches sessions.
    */
   scope?: string;
+  /**
+   * Where the transcript you pass to `useChat` as `messages` ends on `.out`: what
+   * `historyCursor(session.source.getState())` returned when you saved those messages. When
+   * this browser's own record of the chat is missing or behind it (another device, cleared
+   * storage), the chat reads on from there: a reply that was live (or ended) while the page
+   * was away shows once, nothing before it replays. Read once, when the chat's session is
+   * created; see docs/react.md, "History".
+   */
+  historyCursor?: HistoryCursor;
   /** Closes the session on the app's server (e.g. `createRouteSessionCallbacks(...).closeSession`). Needed by `close()`. */
   closeSession?: (input: { chatId: string; reason?: string }) => Promise<void>;
   /** Tabs of one chat never both drive a turn. `false`: this tab acts alone. Default: Web Locks, else BroadcastChannel. */

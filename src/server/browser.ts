@@ -17,4 +17,20 @@ export function createChatRouteHandler(): never {
   throw new Error(message);
 }
 
+export function createNodeChatRouteHandler(): never {
+  throw new Error(message);
+}
+
+export function toNodeHandler(): never {
+  throw new Error(message);
+}
+
+export function createHeadStartHandler(): never {
+  throw new Error(message);
+}
+
+export function createWatchToken(): never {
+  throw new Error(message);
+}
+
 throw new Error(message);

@@ -27,6 +27,14 @@ export {
   type HeadStartReplyInput,
   type UIMessageStreamProducer,
 } from './head-start-handler.js';
+export {
+  createNodeChatRouteHandler,
+  type NodeHandler,
+  type NodeHandlerOptions,
+  type NodeRequestLike,
+  type NodeResponseLike,
+  toNodeHandler,
+} from './node-handler.js';
 export { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './retry-delay.js';
 export type { ChatRouteErrorCode } from './route-responses.js';
 export {

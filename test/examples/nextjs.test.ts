@@ -133,6 +133,29 @@ describe('examples/nextjs in Chromium', () => {
     expect(page.errors).toEqual([]);
   });
 
+  it('history back after a reload: the earlier turns show, and the next turn follows them once', async () => {
+    const page = await open('history');
+    await page.send('first: hello');
+    await page.waitForReplyContaining(SHORT_REPLY);
+    await page.waitForIdle();
+    await page.send('second: hello again');
+    await page.waitForReplyContaining('second: hello again');
+    await page.waitForIdle();
+    const before = await page.page.locator('ol.messages > li').allTextContents();
+    expect(before).toHaveLength(4);
+    await page.page.reload();
+    await page.ready();
+    await page.page.locator('ol.messages > li').nth(3).waitFor();
+    expect(await page.page.locator('ol.messages > li').allTextContents()).toEqual(before);
+    await page.send('third: once more');
+    await page.waitForReplyContaining('third: once more');
+    await page.waitForIdle();
+    const after = await page.page.locator('ol.messages > li').allTextContents();
+    expect(after.slice(0, 4)).toEqual(before);
+    expect(after).toHaveLength(6);
+    expect(page.errors).toEqual([]);
+  });
+
   it('switch chats mid-reply and back: nothing leaks, the reply is there and complete', async () => {
     const page = await open('switch');
     const mountId = await page.mountId();

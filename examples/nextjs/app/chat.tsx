@@ -7,7 +7,7 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai';
-import type { createRouteSessionCallbacks } from 'durable-chat';
+import { type createRouteSessionCallbacks, historyCursor } from 'durable-chat';
 import { useChatSession, useFollowTurns } from 'durable-chat/react';
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { loadTranscript, saveTranscript } from '../lib/transcripts';
@@ -24,17 +24,25 @@ interface ChatProps {
 
 export function Chat({ chatId, baseURL, taskIdentifier, route, linked, onMessages }: ChatProps) {
   const [input, setInput] = useState('');
-  // The durable session (token, cursor, resume, tabs) for this chat id ...
-  const session = useChatSession({ chatId, baseURL, taskIdentifier, ...route });
-  // ... and the transcript of its past turns, read when the chat is shown.
+  // The transcript of past turns and where it ends on the session's stream, read when the
+  // chat is shown ...
   const history = useMemo(() => loadTranscript(chatId), [chatId]);
+  // ... the durable session (token, cursor, resume, tabs) for this chat id, reading on from
+  // the transcript's cursor when this browser's own record of the chat is missing or behind ...
+  const session = useChatSession({
+    chatId,
+    baseURL,
+    taskIdentifier,
+    ...route,
+    historyCursor: history.cursor,
+  });
   // ... fed to the AI SDK's own useChat: the same id, the session's transport, and
   // `resume: true` so a reply that was streaming when the page reloaded carries on.
   const chat = useChat({
     id: session.id,
     transport: session.transport,
     resume: true,
-    messages: history,
+    messages: history.messages,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onError: (error) => console.error('[chat error]', error),
   });
@@ -55,7 +63,10 @@ export function Chat({ chatId, baseURL, taskIdentifier, route, linked, onMessage
   // leaves saving it to that tab.
   useEffect(() => {
     if (chat.status === 'streaming' || session.isFollowingTurn()) return;
-    saveTranscript(chat.id, chat.messages);
+    // The cursor is read with the messages; in the render that switches chats the session is
+    // already the next chat's, so its cursor is not this chat's and the stored one stays.
+    const cursor = session.id === chat.id ? historyCursor(session.source.getState()) : undefined;
+    saveTranscript(chat.id, chat.messages, cursor);
     onMessages(chat.id, chat.messages);
   }, [chat.id, chat.status, chat.messages, onMessages, session]);
 
