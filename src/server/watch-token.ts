@@ -36,13 +36,15 @@ export async function createWatchToken(
     });
   }
   const now = Math.floor((options.now ?? Date.now)() / 1000);
-  return new SignJWT({ pub: true, scopes: [watchScope(chatId)] })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(chatId)
-    .setIssuedAt(now)
-    .setExpirationTime(now + lifetime)
-    // Two tokens minted in the same second differ: one can be revoked (or expired by a dev
-    // server's fault) without its successor, which would otherwise be the very same string.
-    .setJti(globalThis.crypto.randomUUID())
-    .sign(new TextEncoder().encode(secretKey));
+  return (
+    new SignJWT({ pub: true, scopes: [watchScope(chatId)] })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(chatId)
+      .setIssuedAt(now)
+      .setExpirationTime(now + lifetime)
+      // Two tokens minted in the same second differ: one can be revoked (or expired by a dev
+      // server's fault) without its successor, which would otherwise be the very same string.
+      .setJti(globalThis.crypto.randomUUID())
+      .sign(new TextEncoder().encode(secretKey))
+  );
 }
