@@ -82,8 +82,15 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   private tabState: TabState = { mode: 'none', owner: false, following: false };
   /** Set by `useDurableChat` / `useFollowTurns`: shows another tab's turn in this tab's chat. */
   remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
-  /** Followed requests in flight (`useFollowTurns`): this tab shows a turn another tab owns. */
+  /**
+   * Followed requests in flight: this tab shows a turn another tab owns (a follow
+   * `useFollowTurns` started, or `useChat`'s resume of a turn another tab owns). Each is
+   * counted until a macrotask after its stream ended, so `useChat`'s `onFinish` and
+   * `sendAutomaticallyWhen` for it still see it.
+   */
   followedRequests = 0;
+  /** Counts the resumes found to follow another tab's turn (a request that saw one is not this tab's). */
+  followedResumes = 0;
   /** Set by `useDurableChat`: another tab's reply as it ended. */
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
@@ -303,6 +310,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.life.addCleanup(unregister);
   }
 
+  /** Resolves once this tab knows whether another tab owns the live turn it found at mount. */
+  async whenOwnerKnown(): Promise<void> {
+    await this.life?.whenOwnerKnown();
+  }
+
   /**
    * True (once) when the chat's live turn, just loaded, is the one this page left midway
    * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
@@ -381,6 +393,25 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       },
       warn: (message) => this.warn(message),
       streamOpened: () => this.life?.streamOpened() ?? (() => {}),
+      followsOtherTab: async () => {
+        const life = this.life;
+        if (life === undefined) return false;
+        await life.whenOwnerKnown();
+        return this.tabState.following && !this.tabState.owner;
+      },
+      followResume: () => {
+        this.followedRequests += 1;
+        this.followedResumes += 1;
+        let done = false;
+        return () => {
+          if (done) return;
+          done = true;
+          // useChat runs onFinish and sendAutomaticallyWhen after the stream ends: still followed then.
+          setTimeout(() => {
+            this.followedRequests -= 1;
+          }, 0);
+        };
+      },
       announce: (message) => this.life?.announce(message as UI_MESSAGE | undefined),
       takeStopRequest: () => {
         const requested = this.stopRequested;

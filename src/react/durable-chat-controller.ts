@@ -128,6 +128,8 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     const { client } = this.handle;
     try {
       await client.ready();
+      // Whether another tab owns the live turn is known only after the claim window with the lease.
+      await this.handle.whenOwnerKnown();
     } catch (error) {
       client.environment.warn(`could not load the chat's record: ${String(error)}`);
       return;

@@ -17,6 +17,10 @@ export interface TurnGate {
   leave(): void;
   /** A stream reached the chat; `onEnd` must be called once when it is over. */
   streamOpened(): () => void;
+  /** True when the live turn a resume shows belongs to another tab (waits until that is known). */
+  followsOtherTab(): Promise<boolean>;
+  /** A resume shows another tab's turn (`isFollowingTurn()`); the returned function ends it. */
+  followResume(): () => void;
   /** The turn was stored: tell the other tabs (with the user's message, when there is one). */
   announce(message: UIMessage | undefined): void;
   /** True (once) when `stop()` was called while this send was still in flight. */
@@ -96,13 +100,22 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     // Exactly when the record says a turn is live: a finished turn costs no request at all.
     if (!(await this.gate.turnLive())) return null;
     const update = this.gate.activity.begin('resuming');
+    // Asked alongside the request: whether the turn is another tab's is known by the time it answers.
+    const following = this.gate.followsOtherTab();
     try {
       const stream = await this.inner.reconnectToStream({ ...options, abortSignal: undefined });
       if (stream === null) {
         update('none');
         return null;
       }
-      return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
+      // useChat({ resume: true }) in a tab that opened while another tab's turn streams: the
+      // resume shows that turn, so `isFollowingTurn()` is true for its callbacks.
+      const followed = (await following) ? this.gate.followResume() : undefined;
+      const onEnd = this.gate.streamOpened();
+      return relay(stream, options.abortSignal, watch, this.gate, update, () => {
+        onEnd();
+        followed?.();
+      });
     } catch (error) {
       if (this.gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);

@@ -38,6 +38,10 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   private disposed = false;
   private readonly cleanups: (() => void)[] = [];
   private published: TabState | undefined;
+  /** Settles once this tab knows whether another tab owns the live turn it found (see `follow`). */
+  private ownerKnown: Promise<void> = Promise.resolve();
+  /** The record's first load, then `ownerKnown`: what `whenOwnerKnown` waits for. */
+  private readonly loaded: Promise<void>;
 
   constructor(private readonly options: TabLifeOptions<UI_MESSAGE>) {
     const { client, coordinator } = options;
@@ -62,7 +66,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       }),
     );
     this.listenToStorage();
-    client.ready().then(
+    this.loaded = client.ready().then(
       () => {
         const state = client.getState();
         // A live turn at mount: the chat resumes it; meanwhile, see whether its owner is still here.
@@ -71,6 +75,15 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       (error: unknown) => options.warn(`could not load the chat's record: ${String(error)}`),
     );
     this.publish();
+  }
+
+  /**
+   * Resolves once this tab knows whether the live turn it found belongs to another tab (then
+   * `following` says so): at once with Web Locks, after the claim window with the lease.
+   */
+  async whenOwnerKnown(): Promise<void> {
+    await this.loaded;
+    await this.ownerKnown;
   }
 
   addCleanup(cleanup: () => void): void {
@@ -180,18 +193,27 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (this.watch !== undefined) return;
     const watch = new AbortController();
     this.watch = watch;
-    coordinator.waitForOwnership(watch.signal).then((granted) => {
-      if (this.watch === watch) this.watch = undefined;
-      if (!granted || this.disposed) return;
-      this.following = false;
-      // The owner went away mid-turn: this tab now drives the turn (and shows it if it was not).
-      if (client.getState().turnLive && this.options.hasChat()) {
-        this.heldForTurn = true;
-        if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
-      }
-      this.settle();
-      this.publish();
-    });
+    // Whether another tab owns the turn is known at once with Web Locks, after the claim window
+    // with the lease; until then `ownerKnown` is pending (a resume decides then whether it follows).
+    const known = coordinator.acquire().then(
+      (granted) => granted,
+      () => false,
+    );
+    this.ownerKnown = known.then(() => undefined);
+    known
+      .then((granted) => granted || coordinator.waitForOwnership(watch.signal))
+      .then((granted) => {
+        if (this.watch === watch) this.watch = undefined;
+        if (!granted || this.disposed) return;
+        this.following = false;
+        // The owner went away mid-turn: this tab now drives the turn (and shows it if it was not).
+        if (client.getState().turnLive && this.options.hasChat()) {
+          this.heldForTurn = true;
+          if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
+        }
+        this.settle();
+        this.publish();
+      });
   }
 
   private listenToStorage(): void {

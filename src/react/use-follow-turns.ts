@@ -105,16 +105,20 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
 
   // A reply this tab made (not one it followed) ended: the other tabs take its final form.
   const ownRequest = useRef(false);
+  /** `handle.followedResumes` when the request began: a resume found to follow moves it. */
+  const resumesAtStart = useRef(0);
   const busy = isBusy(chat.status);
   useEffect(() => {
     if (busy) {
       if (handle.followedRequests === 0) ownRequest.current = true;
+      resumesAtStart.current = handle.followedResumes;
       return;
     }
     // The rendered status can trail the request's end (@ai-sdk/react 4 renders from a snapshot).
     applyPending.current();
     if (!ownRequest.current) return;
     ownRequest.current = false;
+    if (handle.followedResumes !== resumesAtStart.current) return; // it showed another tab's turn
     const last = latest.current.messages.at(-1);
     if (latest.current.status === 'ready' && last?.role === 'assistant') handle.announceFinished(last);
   }, [busy, handle]);

@@ -21,6 +21,8 @@ function page(clock: ReturnType<typeof manualClock>): TurnGate {
     enter: async () => {},
     leave: () => {},
     streamOpened: () => () => {},
+    followsOtherTab: async () => false,
+    followResume: () => () => {},
     announce: () => {},
     takeStopRequest: () => false,
     attached: () => true,
