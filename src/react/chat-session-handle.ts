@@ -91,6 +91,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   followedRequests = 0;
   /** Counts the resumes found to follow another tab's turn (a request that saw one is not this tab's). */
   followedResumes = 0;
+  /** The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; see `takeRefused`). */
+  private refusedMessageId: string | undefined;
   /** Set by `useDurableChat`: another tab's reply as it ended. */
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
@@ -310,6 +312,19 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.life.addCleanup(unregister);
   }
 
+  /**
+   * `messages` without the message of a send refused with `TURN_IN_OTHER_TAB` (another tab won
+   * the turn: it was never sent, so the transcript must not show it as sent); the same array
+   * when there is none.
+   */
+  withoutRefused<M extends UIMessage>(messages: M[]): M[] {
+    const refused = this.refusedMessageId;
+    if (refused === undefined) return messages;
+    this.refusedMessageId = undefined;
+    const kept = messages.filter((message) => message.id !== refused);
+    return kept.length === messages.length ? messages : kept;
+  }
+
   /** Resolves once this tab knows whether another tab owns the live turn it found at mount. */
   async whenOwnerKnown(): Promise<void> {
     await this.life?.whenOwnerKnown();
@@ -383,6 +398,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         const life = this.life;
         if (life !== undefined && !(await life.acquire())) throw new TurnInOtherTabError();
         this.inFlight += 1;
+      },
+      refused: (messageId) => {
+        this.refusedMessageId = messageId;
       },
       leave: () => {
         this.inFlight -= 1;

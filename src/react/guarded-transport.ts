@@ -1,4 +1,5 @@
 import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
+import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
 import { type PacingClock, parkedStream, relay, watchAbort } from './relay-stream.js';
@@ -13,6 +14,8 @@ export interface TurnGate {
   readonly chatId: string;
   /** Makes this tab the turn's owner, or throws `TURN_IN_OTHER_TAB`. */
   enter(): Promise<void>;
+  /** A send was refused because another tab drives the turn: the id of the message it did not send. */
+  refused(messageId: string): void;
   /** The send is over (its stream was returned, or it failed). */
   leave(): void;
   /** A stream reached the chat; `onEnd` must be called once when it is over. */
@@ -64,6 +67,14 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       await this.gate.enter();
     } catch (error) {
       update('none', error instanceof Error ? error : undefined);
+      // Another tab drives the turn: this message was never sent (the chat takes it out).
+      const last = options.messages.at(-1);
+      if (
+        error instanceof TurnInOtherTabError &&
+        options.trigger === 'submit-message' &&
+        last?.role === 'user'
+      )
+        this.gate.refused(last.id);
       throw error;
     }
     try {

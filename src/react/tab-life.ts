@@ -38,6 +38,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   private disposed = false;
   private readonly cleanups: (() => void)[] = [];
   private published: TabState | undefined;
+  /** A send waiting for an owner that is letting go; another tab's new turn ends the wait. */
+  private grace: AbortController | undefined;
   /** Settles once this tab knows whether another tab owns the live turn it found (see `follow`). */
   private ownerKnown: Promise<void> = Promise.resolve();
   /** The record's first load, then `ownerKnown`: what `whenOwnerKnown` waits for. */
@@ -48,9 +50,11 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (coordinator !== undefined) {
       this.cleanups.push(
         coordinator.onMessage((message) => {
-          if (message.type === 'turn-started')
+          if (message.type === 'turn-started') {
+            // Another tab started a turn: a send of this tab waiting for the lock has lost the race.
+            this.grace?.abort();
             void this.onAnnouncement(message.message as UI_MESSAGE | undefined);
-          else if (message.type === 'turn-finished' && !this.disposed)
+          } else if (message.type === 'turn-finished' && !this.disposed)
             options.onRemoteFinish(message.message as UI_MESSAGE);
         }),
         coordinator.onOwnershipChange(() => this.publish()),
@@ -90,17 +94,22 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.cleanups.push(cleanup);
   }
 
-  /** Owns the turn for this tab, waiting briefly for an owner that is finishing. */
+  /**
+   * Owns the turn for this tab, waiting briefly for an owner that is finishing (not for one
+   * that starts a new turn meanwhile: its announcement ends the wait, the send is refused).
+   */
   async acquire(): Promise<boolean> {
     const { coordinator } = this.options;
     if (coordinator === undefined) return true;
     if (await coordinator.acquire()) return true;
     const grace = new AbortController();
+    this.grace = grace;
     const timer = setTimeout(() => grace.abort(), ACQUIRE_GRACE_MS);
     try {
       return await coordinator.waitForOwnership(grace.signal);
     } finally {
       clearTimeout(timer);
+      if (this.grace === grace) this.grace = undefined;
     }
   }
 

@@ -50,6 +50,8 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
   useEffect(() => {
     let resuming = false;
     let remoteFinal: UI_MESSAGE | undefined;
+    /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
+    let pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
     const applyRemoteFinal = () => {
       const current = latest.current;
       const message = remoteFinal;
@@ -63,22 +65,40 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
     };
     const show = (turn: RemoteTurn<UI_MESSAGE>) => {
       const current = latest.current;
-      if (resuming || isBusy(current.status)) return;
-      const { message } = turn;
-      if (message !== undefined && !current.messages.some((existing) => existing.id === message.id)) {
-        current.setMessages([...current.messages, message]);
+      if (resuming || isBusy(current.status)) {
+        pendingTurn = turn;
+        return;
       }
+      pendingTurn = undefined;
+      const { message } = turn;
+      // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
+      let messages = handle.withoutRefused(current.messages);
+      if (message !== undefined && !messages.some((existing) => existing.id === message.id))
+        messages = [...messages, message];
+      if (messages !== current.messages) current.setMessages(messages);
       resuming = true;
       handle.followedRequests += 1;
       const done = () => {
         resuming = false;
         handle.followedRequests -= 1;
-        applyRemoteFinal();
+        whenIdle();
       };
       current.resumeStream().then(done, (error: unknown) => {
         done();
         handle.client.environment.warn(`following the other tab's turn failed: ${String(error)}`);
       });
+    };
+    /** The chat is idle: a turn announced meanwhile is shown, a refused send leaves, a final reply applies. */
+    const whenIdle = () => {
+      const current = latest.current;
+      if (resuming || isBusy(current.status)) return;
+      if (pendingTurn !== undefined) {
+        show(pendingTurn);
+        return;
+      }
+      const messages = handle.withoutRefused(current.messages);
+      if (messages !== current.messages) current.setMessages(messages);
+      applyRemoteFinal();
     };
     const onRemoteFinish = (message: UI_MESSAGE) => {
       remoteFinal = message;
@@ -86,7 +106,7 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
     };
     handle.remoteTurnHandler = show;
     handle.remoteFinishHandler = onRemoteFinish;
-    applyPending.current = applyRemoteFinal;
+    applyPending.current = whenIdle;
     return () => {
       applyPending.current = () => {};
       if (handle.remoteTurnHandler === show) handle.remoteTurnHandler = undefined;

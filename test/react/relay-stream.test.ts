@@ -19,6 +19,7 @@ function page(clock: ReturnType<typeof manualClock>): TurnGate {
     clock: resolveEnvironment(clock.environment),
     renderWindowMs: () => W,
     enter: async () => {},
+    refused: () => {},
     leave: () => {},
     streamOpened: () => () => {},
     followsOtherTab: async () => false,

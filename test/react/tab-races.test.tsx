@@ -186,3 +186,97 @@ describe.each(coordinations)(
     });
   },
 );
+
+/** Which of two tabs' sends went through: the loser hears TURN_IN_OTHER_TAB, once. */
+function refusalsOf(errors: { tab: string; error: unknown }[]) {
+  return errors.map(({ tab, error }) => ({ tab, code: (error as { code?: string }).code }));
+}
+
+const RACE_REPLY = (text: string) => `assistant: Echo: ${Array(10).fill(text).join(' ')}`;
+
+describe.each(coordinations)('item 4 (%s): two tabs send at the same moment', (_mode, coordination) => {
+  it('useChat + useChatSession + useFollowTurns: the losing tab drops its unsent message, shows the winner’s turn and ends with the same transcript', async () => {
+    const chatId = nextChatId('plain-race');
+    const tabs = coordination();
+    const log: AppLog = { calls: [], saves: [] };
+    const recorder = recordingFetch();
+    const pages: Record<string, MountedPlainChat | undefined> = {};
+    const errors: { tab: string; error: unknown }[] = [];
+    const open = (name: string) => {
+      const { persistence: _memory, ...shared } = sessionOptions(server, chatId);
+      const page = mountPlainChat({
+        session: {
+          ...shared,
+          persistence: 'local',
+          tabs,
+          fetch: recorder.fetch,
+          clientData: { delayMs: 10, repeat: 10 },
+        },
+        chat: {
+          resume: true,
+          onError: (error) => errors.push({ tab: name, error }),
+          onFinish: ({ messages, isAbort, isError }) => {
+            if (isAbort || isError || pages[name]?.session.isFollowingTurn() === true) return;
+            log.saves.push({ tab: name, texts: textOf(messages as UIMessage[]) });
+          },
+        },
+      });
+      pages[name] = page;
+      return page;
+    };
+    const a = open('a');
+    const b = open('b');
+    await waitForDom(() => expect([a.session.tab.mode, b.session.tab.mode]).not.toContain('none'));
+    void a.chat.sendMessage({ text: 'from a' });
+    void b.chat.sendMessage({ text: 'from b' });
+    await waitForDom(() => expect(errors).toHaveLength(1), { timeout: 5_000 });
+    const [{ tab: loser } = { tab: '' }] = errors;
+    const winner = loser === 'a' ? 'b' : 'a';
+    expect(refusalsOf(errors)).toEqual([{ tab: loser, code: 'TURN_IN_OTHER_TAB' }]);
+    const expected = [`user: from ${winner}`, RACE_REPLY(`from ${winner}`)];
+    await waitForDom(() => expect(pages[winner]?.transcript()).toEqual(expected), { timeout: 5_000 });
+    await waitForDom(() => expect(pages[loser]?.transcript()).toEqual(expected), { timeout: 5_000 });
+    await waitForDom(() => expect([a.chat.status, b.chat.status]).toEqual(['ready', 'ready']));
+    expect(appends(recorder.requests)).toHaveLength(1);
+    expect(log.saves).toEqual([
+      { tab: winner, texts: [`from ${winner}`, RACE_REPLY(`from ${winner}`).slice(11)] },
+    ]);
+    a.unmount();
+    b.unmount();
+  });
+
+  it('useDurableChat: the losing tab drops its unsent message, shows the winner’s turn and ends with the same transcript', async () => {
+    const chatId = nextChatId('durable-race');
+    const tabs = coordination();
+    const log: AppLog = { calls: [], saves: [] };
+    const recorder = recordingFetch();
+    const pages: Record<string, MountedChat | undefined> = {};
+    const errors: { tab: string; error: unknown }[] = [];
+    const open = (name: string) =>
+      openDurableTab(name, chatId, tabs, log, recorder, pages, {
+        clientData: { delayMs: 10, repeat: 10 },
+        onError: (error) => errors.push({ tab: name, error }),
+      });
+    const a = open('a');
+    const b = open('b');
+    await waitForDom(() =>
+      expect([a.current.session.tab.mode, b.current.session.tab.mode]).not.toContain('none'),
+    );
+    void a.run((current) => current.sendMessage({ text: 'from a' }));
+    void b.run((current) => current.sendMessage({ text: 'from b' }));
+    await waitForDom(() => expect(errors).toHaveLength(1), { timeout: 5_000 });
+    const [{ tab: loser } = { tab: '' }] = errors;
+    const winner = loser === 'a' ? 'b' : 'a';
+    expect(refusalsOf(errors)).toEqual([{ tab: loser, code: 'TURN_IN_OTHER_TAB' }]);
+    const expected = [`user: from ${winner}`, RACE_REPLY(`from ${winner}`)];
+    await waitForDom(() => expect(pages[winner]?.transcript()).toEqual(expected), { timeout: 5_000 });
+    await waitForDom(() => expect(pages[loser]?.transcript()).toEqual(expected), { timeout: 5_000 });
+    await waitForDom(() => expect([a.current.status, b.current.status]).toEqual(['ready', 'ready']));
+    expect(appends(recorder.requests)).toHaveLength(1);
+    expect(log.saves).toEqual([
+      { tab: winner, texts: [`from ${winner}`, RACE_REPLY(`from ${winner}`).slice(11)] },
+    ]);
+    a.unmount();
+    b.unmount();
+  });
+});
