@@ -16,6 +16,7 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.stoppedTurn !== previous.stoppedTurn ||
     next.pendingAppend !== previous.pendingAppend ||
     next.turnStartCursor !== previous.turnStartCursor ||
+    next.turnMessage !== previous.turnMessage ||
     next.closed !== previous.closed
   );
 }
@@ -75,6 +76,7 @@ export class PersistenceBinding {
         stoppedTurn: record.stoppedTurn,
         pendingAppend: record.pendingAppend,
         turnStartCursor: record.turnStartCursor,
+        turnMessage: record.turnMessage,
         closed: record.closed,
         closedReason: record.closedReason,
         status: record.closed ? { type: 'closed' } : { type: 'idle' },

@@ -16,6 +16,8 @@ export interface PersistedChatRecord {
   /** The live turn's unanswered append (see `ChatSessionState.pendingAppend`). */
   pendingAppend?: { partId: string; body: string };
   turnStartCursor: number | undefined;
+  /** The user message the live turn answers, as JSON (see `ChatSessionState.turnMessage`). */
+  turnMessage?: string;
   closed: boolean;
   closedReason: string | null;
 }
@@ -53,6 +55,8 @@ export function toPersistedRecord(state: ChatSessionState): PersistedChatRecord 
     stoppedTurn: state.stoppedTurn,
     pendingAppend: state.pendingAppend,
     turnStartCursor: state.turnStartCursor,
+    // Only the live turn's: a finished turn's message is the app's transcript's business.
+    turnMessage: state.turnLive ? state.turnMessage : undefined,
     closed: state.closed,
     closedReason: state.closedReason,
   };
@@ -104,6 +108,10 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
       record.stoppedTurn === 'started' || record.stoppedTurn === 'unstarted' ? record.stoppedTurn : undefined,
     pendingAppend: readPendingAppend(record.pendingAppend),
     turnStartCursor,
+    turnMessage:
+      typeof record.turnMessage === 'string' && record.turnMessage.length <= MAX_APPEND_BODY_BYTES
+        ? record.turnMessage
+        : undefined,
     closed: record.closed,
     closedReason,
   };

@@ -47,6 +47,12 @@ export interface ChatSessionState {
   pendingAppend: { partId: string; body: string } | undefined;
   /** `lastEventId` just before the live turn was sent: replaying from here rebuilds the turn. */
   turnStartCursor: number | undefined;
+  /**
+   * The user message the live turn answers (its UI message as JSON), when the page that sent it
+   * noted it: a page that shows the turn again (coming back, a reload, another tab) brings the
+   * message back with the reply. Persisted only while the turn is live.
+   */
+  turnMessage: string | undefined;
   status: ConnectionStatus;
   /** Live run id from the latest token's `read:runs:` scope. */
   runId: string | undefined;
@@ -72,6 +78,7 @@ export function initialSessionState(chatId: string): ChatSessionState {
     stoppedTurn: undefined,
     pendingAppend: undefined,
     turnStartCursor: undefined,
+    turnMessage: undefined,
     status: { type: 'idle' },
     runId: undefined,
     lastError: undefined,

@@ -38,6 +38,7 @@ export function adoptPersistedRecord(client: SessionClient, record: PersistedCha
   if (startsTurn) {
     patch.turnLive = true;
     patch.turnStartCursor = record.turnStartCursor;
+    patch.turnMessage = record.turnMessage;
   } else if (!record.turnLive && state.turnLive && atLeastAsFar && remote !== local) {
     // The other tab read the turn to its end further than we did.
     patch.turnLive = false;

@@ -95,6 +95,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   private refusedMessageId: string | undefined;
   /** Set by `useDurableChat`: another tab's reply as it ended. */
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
+  /**
+   * Set by `useDurableChat` / `useFollowTurns`: a resume of the live turn is about to reach the
+   * chat, with the user message that turn answers (when known); the chat adds it if missing.
+   */
+  resumeMessageHandler: ((message: UI_MESSAGE) => void) | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
   private readonly clock: PacingClock;
   /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
@@ -325,6 +330,21 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return kept.length === messages.length ? messages : kept;
   }
 
+  /** The user message the live turn answers, from the record (undefined when none is known or it is unusable). */
+  liveTurnMessage(): UI_MESSAGE | undefined {
+    const { turnLive, turnMessage } = this.getState();
+    if (!turnLive || turnMessage === undefined) return undefined;
+    try {
+      const message = JSON.parse(turnMessage) as Partial<UIMessage> | null;
+      if (message?.role === 'user' && typeof message.id === 'string' && Array.isArray(message.parts))
+        return message as UI_MESSAGE;
+      this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (not a user message)`);
+    } catch (error) {
+      this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (${String(error)})`);
+    }
+    return undefined;
+  }
+
   /** Resolves once this tab knows whether another tab owns the live turn it found at mount. */
   async whenOwnerKnown(): Promise<void> {
     await this.life?.whenOwnerKnown();
@@ -411,6 +431,16 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       },
       warn: (message) => this.warn(message),
       streamOpened: () => this.life?.streamOpened() ?? (() => {}),
+      noteTurnMessage: (message) => {
+        const client = this.clientInstance;
+        const turnMessage = message === undefined ? undefined : JSON.stringify(message);
+        if (client !== undefined && client.getState().turnMessage !== turnMessage)
+          client.store.setState({ turnMessage });
+      },
+      resumesTurn: () => {
+        const message = this.liveTurnMessage();
+        if (message !== undefined) this.resumeMessageHandler?.(message);
+      },
       followsOtherTab: async () => {
         const life = this.life;
         if (life === undefined) return false;

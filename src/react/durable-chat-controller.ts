@@ -100,10 +100,17 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
       this.remoteFinal = message;
       this.applyRemoteFinal();
     };
+    // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
+    const onResumeMessage = (message: UI_MESSAGE) => {
+      if (!this.chat.messages.some((existing) => existing.id === message.id))
+        this.chat.messages = [...this.chat.messages, message];
+    };
     this.handle.remoteTurnHandler = onRemoteTurn;
     this.handle.remoteFinishHandler = onRemoteFinish;
+    this.handle.resumeMessageHandler = onResumeMessage;
     return () => {
       this.shown = false;
+      if (this.handle.resumeMessageHandler === onResumeMessage) this.handle.resumeMessageHandler = undefined;
       if (this.handle.remoteTurnHandler === onRemoteTurn) this.handle.remoteTurnHandler = undefined;
       if (this.handle.remoteFinishHandler === onRemoteFinish) this.handle.remoteFinishHandler = undefined;
     };

@@ -20,6 +20,10 @@ export interface TurnGate {
   leave(): void;
   /** A stream reached the chat; `onEnd` must be called once when it is over. */
   streamOpened(): () => void;
+  /** The user message the turn this send starts answers (undefined: none, e.g. a regenerate). */
+  noteTurnMessage(message: UIMessage | undefined): void;
+  /** A resume of the live turn reaches the chat: the chat brings back the message it answers. */
+  resumesTurn(): void;
   /** True when the live turn a resume shows belongs to another tab (waits until that is known). */
   followsOtherTab(): Promise<boolean>;
   /** A resume shows another tab's turn (`isFollowingTurn()`); the returned function ends it. */
@@ -78,6 +82,11 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       throw error;
     }
     try {
+      const last = options.messages.at(-1);
+      // Kept in the record while the turn is live: whoever shows the turn again shows its message.
+      this.gate.noteTurnMessage(
+        options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined,
+      );
       const stream = await this.inner.sendMessages({ ...options, abortSignal: undefined });
       if (this.gate.released()) {
         // The page let go of the chat while the message was on its way: the message went out
@@ -90,7 +99,6 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
         return parkedStream();
       }
       update('appended');
-      const last = options.messages.at(-1);
       this.gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
       if (this.gate.takeStopRequest()) await this.gate.stop();
       return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
@@ -122,6 +130,8 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       // useChat({ resume: true }) in a tab that opened while another tab's turn streams: the
       // resume shows that turn, so `isFollowingTurn()` is true for its callbacks.
       const followed = (await following) ? this.gate.followResume() : undefined;
+      // Before useChat takes the stream: the reply lands after the message it answers.
+      this.gate.resumesTurn();
       const onEnd = this.gate.streamOpened();
       return relay(stream, options.abortSignal, watch, this.gate, update, () => {
         onEnd();

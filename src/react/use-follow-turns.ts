@@ -104,11 +104,19 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
       remoteFinal = message;
       applyRemoteFinal();
     };
+    // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
+    const onResumeMessage = (message: UI_MESSAGE) => {
+      const current = latest.current;
+      if (!current.messages.some((existing) => existing.id === message.id))
+        current.setMessages([...current.messages, message]);
+    };
     handle.remoteTurnHandler = show;
     handle.remoteFinishHandler = onRemoteFinish;
+    handle.resumeMessageHandler = onResumeMessage;
     applyPending.current = whenIdle;
     return () => {
       applyPending.current = () => {};
+      if (handle.resumeMessageHandler === onResumeMessage) handle.resumeMessageHandler = undefined;
       if (handle.remoteTurnHandler === show) handle.remoteTurnHandler = undefined;
       if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;
     };

@@ -22,6 +22,8 @@ function page(clock: ReturnType<typeof manualClock>): TurnGate {
     refused: () => {},
     leave: () => {},
     streamOpened: () => () => {},
+    noteTurnMessage: () => {},
+    resumesTurn: () => {},
     followsOtherTab: async () => false,
     followResume: () => () => {},
     announce: () => {},
