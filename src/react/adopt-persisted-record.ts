@@ -35,10 +35,12 @@ export function adoptPersistedRecord(client: SessionClient, record: PersistedCha
   const atLeastAsFar = remote !== undefined && (local === undefined || remote >= local);
   if (atLeastAsFar && remote !== local) patch.lastEventId = remote;
   const startsTurn = record.turnLive && !state.turnLive && (atLeastAsFar || local === undefined);
+  // The live turn's message (another tab's newer turn may have replaced it while this one was live).
+  if (record.turnLive && (startsTurn || atLeastAsFar) && record.turnMessage !== state.turnMessage)
+    patch.turnMessage = record.turnMessage;
   if (startsTurn) {
     patch.turnLive = true;
     patch.turnStartCursor = record.turnStartCursor;
-    patch.turnMessage = record.turnMessage;
   } else if (!record.turnLive && state.turnLive && atLeastAsFar && remote !== local) {
     // The other tab read the turn to its end further than we did.
     patch.turnLive = false;

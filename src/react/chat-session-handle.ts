@@ -330,15 +330,23 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return kept.length === messages.length ? messages : kept;
   }
 
-  /** The user message the live turn answers, from the record (undefined when none is known or it is unusable). */
+  /**
+   * The message the live turn answers (the user's, or the assistant message it continues), from
+   * the record; undefined when none is known or it is unusable.
+   */
   liveTurnMessage(): UI_MESSAGE | undefined {
     const { turnLive, turnMessage } = this.getState();
     if (!turnLive || turnMessage === undefined) return undefined;
     try {
       const message = JSON.parse(turnMessage) as Partial<UIMessage> | null;
-      if (message?.role === 'user' && typeof message.id === 'string' && Array.isArray(message.parts))
+      const role = message?.role;
+      if (
+        (role === 'user' || role === 'assistant') &&
+        typeof message?.id === 'string' &&
+        Array.isArray(message.parts)
+      )
         return message as UI_MESSAGE;
-      this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (not a user message)`);
+      this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (not a chat message)`);
     } catch (error) {
       this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (${String(error)})`);
     }
@@ -439,7 +447,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       },
       resumesTurn: () => {
         const message = this.liveTurnMessage();
-        if (message !== undefined) this.resumeMessageHandler?.(message);
+        if (message?.role === 'user') this.resumeMessageHandler?.(message);
+        return message?.role === 'assistant' ? message : undefined;
       },
       followsOtherTab: async () => {
         const life = this.life;

@@ -2,6 +2,7 @@ import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
+import { chunksRebuilding, prefixedStream } from './rebuild-message.js';
 import { type PacingClock, parkedStream, relay, watchAbort } from './relay-stream.js';
 import type { ActivityTracker } from './request-activity.js';
 
@@ -20,10 +21,16 @@ export interface TurnGate {
   leave(): void;
   /** A stream reached the chat; `onEnd` must be called once when it is over. */
   streamOpened(): () => void;
-  /** The user message the turn this send starts answers (undefined: none, e.g. a regenerate). */
+  /**
+   * The message the turn this send starts answers: the user's, or the assistant message it
+   * continues (a tool output, an approval); undefined for none (a regenerate).
+   */
   noteTurnMessage(message: UIMessage | undefined): void;
-  /** A resume of the live turn reaches the chat: the chat brings back the message it answers. */
-  resumesTurn(): void;
+  /**
+   * A resume of the live turn reaches the chat: the chat brings back the user message it
+   * answers; returns the assistant message the turn continues, if it does.
+   */
+  resumesTurn(): UIMessage | undefined;
   /** True when the live turn a resume shows belongs to another tab (waits until that is known). */
   followsOtherTab(): Promise<boolean>;
   /** A resume shows another tab's turn (`isFollowingTurn()`); the returned function ends it. */
@@ -84,9 +91,8 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     try {
       const last = options.messages.at(-1);
       // Kept in the record while the turn is live: whoever shows the turn again shows its message.
-      this.gate.noteTurnMessage(
-        options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined,
-      );
+      // (An assistant message: the turn continues it, e.g. a tool output or an approval answered.)
+      this.gate.noteTurnMessage(options.trigger === 'submit-message' ? last : undefined);
       const stream = await this.inner.sendMessages({ ...options, abortSignal: undefined });
       if (this.gate.released()) {
         // The page let go of the chat while the message was on its way: the message went out
@@ -131,9 +137,11 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       // resume shows that turn, so `isFollowingTurn()` is true for its callbacks.
       const followed = (await following) ? this.gate.followResume() : undefined;
       // Before useChat takes the stream: the reply lands after the message it answers.
-      this.gate.resumesTurn();
+      const continued = this.gate.resumesTurn();
+      // A replay of a continuation refers to the continued message's tool calls: rebuild it first.
+      const replay = continued === undefined ? stream : prefixedStream(chunksRebuilding(continued), stream);
       const onEnd = this.gate.streamOpened();
-      return relay(stream, options.abortSignal, watch, this.gate, update, () => {
+      return relay(replay, options.abortSignal, watch, this.gate, update, () => {
         onEnd();
         followed?.();
       });

@@ -23,7 +23,7 @@ function page(clock: ReturnType<typeof manualClock>): TurnGate {
     leave: () => {},
     streamOpened: () => () => {},
     noteTurnMessage: () => {},
-    resumesTurn: () => {},
+    resumesTurn: () => undefined,
     followsOtherTab: async () => false,
     followResume: () => () => {},
     announce: () => {},
