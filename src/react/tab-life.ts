@@ -204,25 +204,30 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.watch = watch;
     // Whether another tab owns the turn is known at once with Web Locks, after the claim window
     // with the lease; until then `ownerKnown` is pending (a resume decides then whether it follows).
+    const owned = (granted: boolean) => {
+      if (this.watch === watch) this.watch = undefined;
+      if (!granted || this.disposed) return;
+      this.following = false;
+      // The owner went away mid-turn: this tab now drives the turn (and shows it if it was not).
+      if (client.getState().turnLive && this.options.hasChat()) {
+        this.heldForTurn = true;
+        if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
+      }
+      this.settle();
+      this.publish();
+    };
+    // Settles once `following` says whether the turn is another tab's (a free lock is taken first).
     const known = coordinator.acquire().then(
-      (granted) => granted,
+      (granted) => {
+        if (granted) owned(true);
+        return granted;
+      },
       () => false,
     );
     this.ownerKnown = known.then(() => undefined);
-    known
-      .then((granted) => granted || coordinator.waitForOwnership(watch.signal))
-      .then((granted) => {
-        if (this.watch === watch) this.watch = undefined;
-        if (!granted || this.disposed) return;
-        this.following = false;
-        // The owner went away mid-turn: this tab now drives the turn (and shows it if it was not).
-        if (client.getState().turnLive && this.options.hasChat()) {
-          this.heldForTurn = true;
-          if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
-        }
-        this.settle();
-        this.publish();
-      });
+    void known.then((granted) => {
+      if (!granted) void coordinator.waitForOwnership(watch.signal).then(owned);
+    });
   }
 
   private listenToStorage(): void {

@@ -77,10 +77,13 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
         messages = [...messages, message];
       if (messages !== current.messages) current.setMessages(messages);
       resuming = true;
-      handle.followedRequests += 1;
+      // A turn this tab took over (its owner went away; or it was this page's own before a
+      // reload) is this tab's to answer, as in useDurableChat; another tab's turn is followed.
+      const followed = !handle.getTabState().owner;
+      if (followed) handle.followedRequests += 1;
       const done = () => {
         resuming = false;
-        handle.followedRequests -= 1;
+        if (followed) handle.followedRequests -= 1;
         whenIdle();
       };
       current.resumeStream().then(done, (error: unknown) => {

@@ -18,6 +18,7 @@ import {
   nextChatId,
   type RecordedRequest,
   recordingFetch,
+  transcript as transcriptOf,
 } from './support/harness.js';
 import { MemoryLocks } from './support/memory-locks.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
@@ -201,6 +202,37 @@ describe.each(coordinations)(
           tab2.unmount();
         },
       );
+    });
+  },
+);
+
+describe.each(paths)(
+  'item 10, one tab (%s): leaving and coming back right after the approval',
+  (_path, open) => {
+    it('the approved tool’s output and text come back on the saved transcript, once, with no error', async () => {
+      const chatId = nextChatId('approval-come-back');
+      const tabs = coordinations[0]?.[1]() ?? {};
+      const app: App = { saved: [], saves: [], errors: [], recorder: recordingFetch() };
+      const first = open('tab1', chatId, tabs, app);
+      first.send(ASK);
+      await waitForDom(() => expect(approvalId(first)).toBeDefined(), { timeout: 5_000 });
+      await waitForDom(() => expect(app.saves).toEqual(['tab1']));
+      const paused = pauseTurn(chatId, '', 4);
+      await first.approve(approvalId(first) ?? '');
+      await waitForDom(() => expect(paused.reached).toBe(true));
+      first.unmount();
+      paused.release();
+      await pause(200);
+      const back = open('tab1', chatId, tabs, app);
+      await waitForDom(() => expect(back.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
+      await waitForDom(() => expect(back.status()).toBe('ready'));
+      await pause(200);
+      expect(app.errors).toEqual([]);
+      expect(back.transcript()).toEqual(EXPECTED);
+      expect(appends(app.recorder.requests)).toHaveLength(2);
+      expect(app.saves).toEqual(['tab1', 'tab1']); // the approval request, then the whole reply
+      expect(transcriptOf(app.saved)).toEqual(EXPECTED);
+      back.unmount();
     });
   },
 );
