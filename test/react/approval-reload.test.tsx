@@ -170,7 +170,7 @@ describe.each(coordinations)(
           if (turn === 1) paused = pauseTurn(chatId, ASK, beforeChunk);
           tab1.send(ASK);
           if (paused !== undefined) {
-            await waitForDom(() => expect(paused?.reached).toBe(true));
+            await waitForDom(() => expect(paused?.reached).toBe(true), { timeout: 5_000 });
             reload();
             await pause(100);
             paused.release();
@@ -184,7 +184,7 @@ describe.each(coordinations)(
           if (turn === 2) paused = pauseTurn(chatId, '', beforeChunk); // the continuation has no user text
           await tab1.approve(approvalId(tab1) ?? '');
           if (turn === 2 && paused !== undefined) {
-            await waitForDom(() => expect(paused?.reached).toBe(true));
+            await waitForDom(() => expect(paused?.reached).toBe(true), { timeout: 5_000 });
             reload();
             await pause(100);
             paused.release();
@@ -219,7 +219,7 @@ describe.each(paths)(
       await waitForDom(() => expect(app.saves).toEqual(['tab1']));
       const paused = pauseTurn(chatId, '', 4);
       await first.approve(approvalId(first) ?? '');
-      await waitForDom(() => expect(paused.reached).toBe(true));
+      await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 5_000 });
       first.unmount();
       paused.release();
       await pause(200);

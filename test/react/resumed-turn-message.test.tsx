@@ -63,7 +63,7 @@ describe.each([
     await waitForDom(() => expect(app.saves).toHaveLength(1));
     const paused = pauseTurn(chatId, 'second question', beforeChunk);
     void first.chat.sendMessage({ text: 'second question' });
-    await waitForDom(() => expect(paused.reached).toBe(true));
+    await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 5_000 });
     await waitForDom(() => expect(records.get(chatId)?.turnLive).toBe(true));
     first.unmount();
     paused.release();
@@ -106,7 +106,7 @@ describe.each([
     await waitForDom(() => expect(app.saves).toHaveLength(1));
     const paused = pauseTurn(chatId, 'second question', beforeChunk);
     void first.run((current) => current.sendMessage({ text: 'second question' }));
-    await waitForDom(() => expect(paused.reached).toBe(true));
+    await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 5_000 });
     await waitForDom(() => expect(records.get(chatId)?.turnLive).toBe(true));
     first.unmount();
     paused.release();

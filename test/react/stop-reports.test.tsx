@@ -63,7 +63,9 @@ describe('issue 21 item 8: every stop path reports isAbort to the AI SDK', () =>
         },
       });
       void page.chat.sendMessage({ text: TEXT });
-      await waitForDom(() => expect(started(page.chat.messages as UIMessage[])).toBe(true));
+      await waitForDom(() => expect(started(page.chat.messages as UIMessage[])).toBe(true), {
+        timeout: 5_000,
+      });
       if (how === 'chat.stop()') void page.chat.stop();
       else await page.session.stop();
       await waitForDom(() => expect(finishes).toHaveLength(1));
@@ -91,7 +93,7 @@ describe('issue 21 item 8: every stop path reports isAbort to the AI SDK', () =>
         onError: (error) => errors.push(error),
       });
       void chat.run((current) => current.sendMessage({ text: TEXT }));
-      await waitForDom(() => expect(started(chat.current.messages)).toBe(true));
+      await waitForDom(() => expect(started(chat.current.messages)).toBe(true), { timeout: 5_000 });
       if (how === 'stop()') await chat.run((current) => current.stop());
       else await chat.run((current) => current.session.stop());
       await waitForDom(() => expect(finishes).toHaveLength(1));
@@ -117,7 +119,7 @@ describe('issue 21 item 8: every stop path reports isAbort to the AI SDK', () =>
         onError: (error) => errors.push(error),
       });
       void chat.sendMessage({ text: TEXT });
-      await waitForDom(() => expect(started(chat.messages)).toBe(true));
+      await waitForDom(() => expect(started(chat.messages)).toBe(true), { timeout: 5_000 });
       if (how === 'chat.stop()') await chat.stop();
       else await transport.stop(chat.id);
       await waitForDom(() => expect(finishes).toHaveLength(1));

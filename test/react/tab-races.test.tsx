@@ -134,7 +134,7 @@ describe.each(coordinations)(
       const owner = openPlainTab('owner', chatId, tabs, log, recorder, pages);
       const paused = pauseTurn(chatId, ASK, 2); // after start and start-step: the tool call not yet out
       void owner.chat.sendMessage({ text: ASK });
-      await waitForDom(() => expect(paused.reached).toBe(true));
+      await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 5_000 });
       await waitForDom(() => expect(owner.session.state.turnLive).toBe(true));
       const opened = openPlainTab('opened', chatId, tabs, log, recorder, pages);
       await waitForDom(() => expect(opened.session.tab.following).toBe(true));
@@ -163,7 +163,7 @@ describe.each(coordinations)(
       const owner = openDurableTab('owner', chatId, tabs, log, recorder, pages);
       const paused = pauseTurn(chatId, ASK, 2);
       void owner.run((current) => current.sendMessage({ text: ASK }));
-      await waitForDom(() => expect(paused.reached).toBe(true));
+      await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 5_000 });
       await waitForDom(() => expect(owner.current.session.state.turnLive).toBe(true));
       const opened = openDurableTab('opened', chatId, tabs, log, recorder, pages);
       await waitForDom(() => expect(opened.current.session.tab.following).toBe(true));
