@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
 import { defineConfig } from 'tsup';
 
 const CLIENT_ENTRY = 'dist/react.js';
@@ -19,6 +20,41 @@ async function markReactEntryAsClient(): Promise<void> {
   await writeFile(mapFile, JSON.stringify(map));
 }
 
+const BROWSER_STUB = 'dist/server-browser.js';
+
+/**
+ * The browser stub of `durable-chat/server` must throw as a bundle loads it. With code
+ * splitting, esbuild gives every entry a bare import of the shared helper chunk; the stub uses
+ * nothing from it, and since the package marks only the stub as having side effects, bundlers
+ * warn about that import (and drop it). The stub is self-contained: the bare import goes.
+ */
+async function detachBrowserStub(): Promise<void> {
+  const code = await readFile(BROWSER_STUB, 'utf8');
+  if (/from ['"]\.\/chunk-/.test(code)) throw new Error(`${BROWSER_STUB} must not use shared chunks`);
+  await writeFile(BROWSER_STUB, code.replace(/^import ['"]\.\/chunk-[\w-]+\.js['"];\n/gm, ''));
+}
+
+/** Runtime dependencies of the dev server alone (and `durable-chat dev`). */
+const DEV_SERVER_ONLY = ['hono', '@hono/node-server', 'jose'];
+
+/**
+ * Bundled code keeps its licences: the MIT notices of what the dev server bundles go to
+ * dist/THIRD-PARTY-LICENSES.txt (in the tarball with the code that carries them).
+ */
+async function writeThirdPartyLicenses(): Promise<void> {
+  const sections: string[] = [];
+  for (const name of DEV_SERVER_ONLY) {
+    const folder = `node_modules/${name}`;
+    const manifest = JSON.parse(await readFile(`${folder}/package.json`, 'utf8')) as { version: string };
+    const file = (await readdir(folder)).find((entry) => /^licen[cs]e/i.test(entry));
+    if (file === undefined) throw new Error(`${name} has no licence file to ship with its bundled code`);
+    sections.push(
+      `${name}@${manifest.version} (bundled into the dev server)\n\n${await readFile(`${folder}/${file}`, 'utf8')}`,
+    );
+  }
+  await writeFile('dist/THIRD-PARTY-LICENSES.txt', `${sections.join(`\n${'-'.repeat(72)}\n\n`)}\n`);
+}
+
 // One build, code splitting on: the entries share a single copy of the error classes,
 // the protocol core and the store, so `instanceof` and the store work across entries.
 export default defineConfig({
@@ -36,6 +72,8 @@ export default defineConfig({
   splitting: true,
   treeshake: true,
   dts: {
+    // Their types too: `DevServerApp.app` is a hono app, and they are not installed with the package.
+    resolve: DEV_SERVER_ONLY,
     entry: {
       index: 'src/index.ts',
       react: 'src/react/index.ts',
@@ -45,6 +83,13 @@ export default defineConfig({
   },
   sourcemap: true,
   clean: true,
-  external: ['ai', 'react', 'react-dom', '@ai-sdk/react', /^node:/],
-  onSuccess: markReactEntryAsClient,
+  external: ['ai', 'react', 'react-dom', '@ai-sdk/react', /^node:/, ...builtinModules],
+  // Only the dev server uses these: bundled into its chunks, so an app's `npm install` does
+  // not pull them in (they are devDependencies; docs/performance.md#install-footprint).
+  noExternal: DEV_SERVER_ONLY,
+  onSuccess: async () => {
+    await markReactEntryAsClient();
+    await detachBrowserStub();
+    await writeThirdPartyLicenses();
+  },
 });

@@ -1,3 +1,4 @@
+import type { BundleSizeCell } from './bundle-size.js';
 import type { VariantName } from './clients/client-variant.js';
 import type { FirstChunkCell } from './scenarios/first-chunk.js';
 import type { FollowUpCell } from './scenarios/follow-up.js';
@@ -18,6 +19,8 @@ export interface BenchResults {
   scale: ScaleCell[];
   /** Missing in results written before the long-turn scenario existed. */
   longTurn?: LongTurnCell[];
+  /** What an app bundles for the client, gzip. Missing in results written before issue 23's size budget. */
+  bundleSize?: BundleSizeCell[];
 }
 
 /** The cell of `variant` that matches, unless it failed (a failed cell has no figures). */

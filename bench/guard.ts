@@ -1,4 +1,5 @@
 import { cellOf } from './bench-results.js';
+import { type BundleSizeCell, SIZE_GUARD_BYTES } from './bundle-size.js';
 import type { ThroughputCell } from './scenarios/throughput.js';
 import { ratio } from './stats.js';
 
@@ -7,24 +8,41 @@ export const CPU_GUARD_RATIO = 1.5;
 
 export interface GuardViolation {
   shape: string;
+  /** `coalesceDeltas` on (the default) or off (one chunk per record). */
+  variant: 'durable-chat' | 'durable-chat-unmerged';
   ratio: number;
 }
 
 /**
- * Shapes where durable-chat (defaults, chunks read directly) used more than
- * `CPU_GUARD_RATIO` times the floor's CPU per chunk in the same run. Ratios only: absolute
- * times differ from machine to machine; a missing cell (a failed run) is reported elsewhere.
+ * Shapes where durable-chat (chunks read directly), with `coalesceDeltas` on or off, used more
+ * than `CPU_GUARD_RATIO` times the floor's CPU per chunk in the same run. Ratios only:
+ * absolute times differ from machine to machine; a missing cell (a failed run) is reported
+ * elsewhere.
  */
 export function cpuGuardViolations(cells: ThroughputCell[]): GuardViolation[] {
   const violations: GuardViolation[] = [];
   for (const shape of [...new Set(cells.map((cell) => cell.shape))]) {
-    const pick = (variant: 'durable-chat' | 'floor') =>
+    const pick = (variant: GuardViolation['variant'] | 'floor') =>
       cellOf(cells, (c) => c.shape === shape && c.consume === 'chunks', variant)?.cpuUsPerChunk;
-    const ours = pick('durable-chat');
     const floor = pick('floor');
-    if (ours === undefined || floor === undefined) continue;
-    const measured = ratio(ours, floor);
-    if (measured > CPU_GUARD_RATIO) violations.push({ shape, ratio: measured });
+    for (const variant of ['durable-chat', 'durable-chat-unmerged'] as const) {
+      const ours = pick(variant);
+      if (ours === undefined || floor === undefined) continue;
+      const measured = ratio(ours, floor);
+      if (measured > CPU_GUARD_RATIO) violations.push({ shape, variant, ratio: measured });
+    }
   }
   return violations;
+}
+
+/** What is wrong with the client bundle's size: over the guard's bytes, or not measured. */
+export function sizeGuardViolations(cells: BundleSizeCell[]): string[] {
+  const ours = cells.find((cell) => cell.name.startsWith('durable-chat'));
+  if (ours === undefined || ours.error !== undefined)
+    return [`the client bundle was not measured (${ours?.error ?? 'missing'})`];
+  return ours.gzipBytes > SIZE_GUARD_BYTES
+    ? [
+        `the client bundle is ${ours.gzipBytes.toLocaleString('en-US')} bytes gzip, over ${SIZE_GUARD_BYTES.toLocaleString('en-US')}`,
+      ]
+    : [];
 }

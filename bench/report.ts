@@ -1,4 +1,5 @@
 import { type BenchResults, cellOf } from './bench-results.js';
+import type { BundleSizeCell } from './bundle-size.js';
 import type { VariantName } from './clients/client-variant.js';
 import type { FirstChunkCell } from './scenarios/first-chunk.js';
 import type { FollowUpCell } from './scenarios/follow-up.js';
@@ -132,13 +133,33 @@ export function rendersTable(cells: RendersCell[]): string {
           String(cell.runs),
           formatNumber(cell.chunksPerSecond, 0),
           formatNumber(cell.rendersPerThousandChunks, 1),
+          formatNumber(cell.commitsPerTurn ?? Number.NaN, 0),
+          formatNumber(cell.commitsPerSecond ?? Number.NaN, 1),
+          cell.commitsOverWindows === undefined
+            ? 'n/a'
+            : `${formatNumber(cell.commitsOverWindows.median, 0)} (worst ${formatNumber(cell.commitsOverWindows.max, 0)})`,
           formatNumber(cell.cpuUsPerChunk, 0),
           formatNumber(cell.addedLatency.medianMs, 1),
           formatNumber(cell.addedLatency.p95Ms, 1),
           formatNumber(cell.addedLatency.p99Ms, 1),
           formatNumber(cell.addedLatency.maxMs, 1),
         ]
-      : [cell.path, cell.throttle, cell.pacing, '', '', `FAILED: ${cell.error}`, '', '', '', '', ''],
+      : [
+          cell.path,
+          cell.throttle,
+          cell.pacing,
+          '',
+          '',
+          `FAILED: ${cell.error}`,
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+        ],
   );
   return markdownTable(
     [
@@ -148,6 +169,9 @@ export function rendersTable(cells: RendersCell[]): string {
       'runs',
       'chunks/s arriving',
       'renders per 1,000 chunks',
+      'commits per turn',
+      'commits/s',
+      'commits over one per 40 ms',
       'CPU µs/chunk',
       'added ms median',
       'p95',
@@ -219,6 +243,30 @@ export function longTurnTable(cells: LongTurnCell[]): string {
   );
 }
 
+export function bundleSizeTable(cells: BundleSizeCell[]): string {
+  const ours = cells.find((cell) => cell.name.startsWith('durable-chat'));
+  return markdownTable(
+    [
+      'bundle (esbuild, minified ESM, browser, peers external)',
+      'minified bytes',
+      'gzip bytes',
+      'gzip KB',
+      '÷ durable-chat',
+    ],
+    cells.map((cell) =>
+      cell.error !== undefined
+        ? [cell.name, `FAILED: ${cell.error}`, '', '', '']
+        : [
+            cell.name,
+            formatNumber(cell.minifiedBytes, 0),
+            formatNumber(cell.gzipBytes, 0),
+            formatNumber(cell.gzipBytes / 1024, 1),
+            formatNumber(ratio(cell.gzipBytes, ours?.gzipBytes ?? Number.NaN), 2),
+          ],
+    ),
+  );
+}
+
 export function renderReport(results: BenchResults): string {
   return [
     '### Throughput: 100,000 text-delta records, chunks read from the stream',
@@ -239,6 +287,8 @@ export function renderReport(results: BenchResults): string {
     scaleTable(results.scale),
     '### Long turn: RSS growth during one turn, chunks not kept by the reader',
     longTurnTable(results.longTurn ?? []),
+    '### Bundle size: what an app ships for the client (1 KB = 1,024 bytes)',
+    bundleSizeTable(results.bundleSize ?? []),
     '### Targets',
     targetsTable(targetChecks(results)),
   ].join('\n\n');

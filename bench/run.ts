@@ -4,9 +4,10 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as durableChat from 'durable-chat';
 import type { BenchResults } from './bench-results.js';
+import { benchBundleSize, SIZE_GUARD_BYTES } from './bundle-size.js';
 import { cliArgs } from './cli-args.js';
 import { VARIANT_NAMES, type VariantName } from './clients/client-variant.js';
-import { CPU_GUARD_RATIO, cpuGuardViolations } from './guard.js';
+import { CPU_GUARD_RATIO, cpuGuardViolations, sizeGuardViolations } from './guard.js';
 import { renderReport } from './report.js';
 import { benchFirstChunk } from './scenarios/first-chunk.js';
 import { benchFollowUp } from './scenarios/follow-up.js';
@@ -18,7 +19,7 @@ import { benchThroughput, type StreamShape } from './scenarios/throughput.js';
 import { targetChecks } from './targets.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only=throughput,first-chunk,follow-up,resume,renders,scale,long-turn]`
+ * `npm run bench [-- --quick] [-- --only=throughput,first-chunk,follow-up,resume,renders,scale,long-turn,size]`
  * Prints the tables and writes bench/results.json (a quick or partial run: .tmp/). Exits 1
  * when any fixture check fails. `tsx bench/run.ts --print [--quick|--partial]` prints the
  * tables of the last such run again.
@@ -31,6 +32,7 @@ const SCENARIOS = [
   'renders',
   'scale',
   'long-turn',
+  'size',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -144,6 +146,7 @@ const results: BenchResults = {
   renders: [],
   scale: [],
   longTurn: [],
+  bundleSize: [],
 };
 const measureThroughput = (shapes: StreamShape[], runs: number) =>
   benchThroughput({
@@ -152,16 +155,15 @@ const measureThroughput = (shapes: StreamShape[], runs: number) =>
     warmupDeltas: settings.warmupDeltas,
     // The quick run (CI's guard) reads chunks only: the reducer's cost is the AI SDK's.
     shapes: shapes.map((shape) => (noReducer || quick ? { ...shape, consumes: ['chunks' as const] } : shape)),
-    // The guard needs durable-chat and the floor; the quick run skips the platform client and
-    // the unmerged variant to stay cheap.
+    // The guard needs durable-chat (merged and not) and both floors; the quick run skips the
+    // platform client to stay cheap.
     variants: variants.filter(
       (name) =>
         (variantFilter === undefined || variantFilter.includes(name)) && (!quick || name !== 'trigger'),
     ),
-    chunkOnlyVariants:
-      variants.includes('durable-chat') && !quick
-        ? ['floor-stream', 'durable-chat-unmerged']
-        : ['floor-stream'],
+    chunkOnlyVariants: variants.includes('durable-chat')
+      ? ['floor-stream', 'durable-chat-unmerged']
+      : ['floor-stream'],
     log,
   });
 if (wanted('throughput')) {
@@ -239,6 +241,11 @@ if (wanted('long-turn')) {
   });
 }
 
+if (wanted('size')) {
+  log('bundle size: what an app bundles for the client (gzip, peers external)');
+  results.bundleSize = await benchBundleSize(log);
+}
+
 const durationSeconds = (performance.now() - started) / 1000;
 log('');
 log(renderReport(results));
@@ -269,7 +276,7 @@ if (quick && wanted('throughput')) {
   let violations = cpuGuardViolations(results.throughput);
   if (violations.length > 0) {
     log(
-      `guard: ${violations.map((v) => `${v.shape} at ${v.ratio.toFixed(2)}x`).join(', ')} the floor; measuring again`,
+      `guard: ${violations.map((v) => `${v.shape} (${v.variant}) at ${v.ratio.toFixed(2)}x`).join(', ')} the floor; measuring again`,
     );
     const again = await measureThroughput(
       SHAPES.filter((shape) => violations.some((v) => v.shape === shape.label)),
@@ -280,11 +287,22 @@ if (quick && wanted('throughput')) {
   if (violations.length > 0) {
     console.error(
       `bench guard FAILED: durable-chat's CPU per chunk is over ${CPU_GUARD_RATIO}x the floor's (${violations
-        .map((v) => `${v.shape}: ${v.ratio.toFixed(2)}x`)
+        .map((v) => `${v.shape} (${v.variant}): ${v.ratio.toFixed(2)}x`)
         .join(', ')})`,
     );
     process.exitCode = 1;
-  } else log(`bench guard: CPU per chunk within ${CPU_GUARD_RATIO}x the floor in every shape`);
+  } else
+    log(
+      `bench guard: CPU per chunk within ${CPU_GUARD_RATIO}x the floor in every shape, with coalesceDeltas on and off`,
+    );
+}
+if (quick && wanted('size')) {
+  const over = sizeGuardViolations(results.bundleSize ?? []);
+  if (over.length > 0) {
+    console.error(`bench guard FAILED: ${over.join('; ')}`);
+    process.exitCode = 1;
+  } else
+    log(`bench guard: the client bundle is within ${SIZE_GUARD_BYTES.toLocaleString('en-US')} bytes gzip`);
 }
 
 // Gaps (a part not built yet) are reported, not failed; a wrong answer fails the run.
@@ -296,6 +314,7 @@ const failed = [
   ...results.renders,
   ...results.scale,
   ...(results.longTurn ?? []),
+  ...(results.bundleSize ?? []),
 ].filter((cell) => cell.error !== undefined && !cell.error.startsWith('dev server unavailable'));
 if (failed.length > 0) {
   console.error(`bench: ${failed.length} measurement(s) FAILED their fixture check or crashed; see above`);

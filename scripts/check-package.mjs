@@ -3,7 +3,7 @@
 // so what users install is what gets checked: the export conditions of durable-chat/server
 // resolve per runtime as intended, and the React entry starts with 'use client'.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -48,6 +48,7 @@ try {
     "console.log('throwaway project: all four entries import');",
   ].join('\n');
   run('node', ['--input-type=module', '-e', script], project);
+  checkDevServerBundled(project);
   await checkServerConditions(project);
   checkClientDirective(project);
 } finally {
@@ -93,6 +94,33 @@ async function checkServerConditions(project) {
     { cwd: project, encoding: 'utf8' },
   ).trim();
   if (!nodeResolved.endsWith('/dist/server.js')) throw new Error(`node resolved ${nodeResolved}`);
+}
+
+/**
+ * The dev server's own runtime dependencies are bundled into it (devDependencies here), so an
+ * app's install does not carry them: none may be installed, and the dev server must still
+ * start, answer and stop, from the installed package.
+ */
+function checkDevServerBundled(project) {
+  const installed = readdirSync(join(project, 'node_modules'));
+  const manifest = JSON.parse(
+    readFileSync(join(project, 'node_modules', 'durable-chat', 'package.json'), 'utf8'),
+  );
+  for (const name of ['hono', '@hono', 'jose']) {
+    if (installed.includes(name))
+      throw new Error(`the install pulled in ${name}, a dev-server-only dependency`);
+    if (Object.keys(manifest.dependencies ?? {}).some((dep) => dep === name || dep.startsWith(`${name}/`)))
+      throw new Error(`${name} is a runtime dependency of the packed package`);
+  }
+  const script = [
+    "const { startDevServer } = await import('durable-chat/dev-server');",
+    'const server = await startDevServer();',
+    "const response = await fetch(new URL('/no-such-route', server.url));",
+    "if (response.status !== 404) throw new Error('dev server answered ' + response.status);",
+    'await server.close();',
+    "console.log('throwaway project: the dev server starts and answers without hono or jose installed');",
+  ].join('\n');
+  run('node', ['--input-type=module', '-e', script], project);
 }
 
 function checkClientDirective(project) {

@@ -34,6 +34,12 @@ export interface LatencySummary {
 
 export interface RendersResult {
   renders: number;
+  /** React commits of the probe from the send to the final render (a render React threw away is not one). */
+  commits: number;
+  /** From the first text delta's arrival to the last one's (ms). */
+  streamMs: number;
+  /** From the first commit showing reply text to the last commit that grew it (ms): the span the window paces. */
+  textCommitSpanMs: number;
   chunks: number;
   wallMs: number;
   /** Text deltas per second as they reached the client (first to last arrival). */
@@ -83,6 +89,7 @@ interface ProbeProps {
   path: RendersPath;
   throttleMs: number | undefined;
   onRender: (seen: Seen) => void;
+  /** Runs after every commit of the probe (a layout effect without dependencies). */
   onCommit: (textLength: number) => void;
 }
 
@@ -116,6 +123,13 @@ function PlainProbe({ session, throttleMs, onRender, onCommit }: ProbeProps): nu
   const length = replyTextLength(chat.messages);
   useLayoutEffect(() => onCommit(length));
   return null;
+}
+
+function textSpan(commits: { at: number; length: number }[]): number {
+  const shown = commits.filter((commit) => commit.length > 0);
+  const first = shown[0];
+  const last = shown[shown.length - 1];
+  return first === undefined || last === undefined ? 0 : last.at - first.at;
 }
 
 function summarize(values: number[]): LatencySummary {
@@ -153,6 +167,7 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
     tabs: false,
   };
   let renders = 0;
+  let commitCount = 0;
   let latest: Seen | undefined;
   const commits: { at: number; length: number }[] = [];
   const onRender = (seen: Seen) => {
@@ -160,6 +175,7 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
     latest = seen;
   };
   const onCommit = (length: number) => {
+    commitCount++;
     const previous = commits[commits.length - 1];
     if (previous === undefined || previous.length !== length) commits.push({ at: performance.now(), length });
   };
@@ -178,6 +194,7 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
 
   const expected = expectedReply(job.turn);
   const before = renders;
+  const commitsBefore = commitCount;
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   await latest?.sendMessage(userMessage('hello'));
@@ -192,6 +209,7 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const counted = renders - before;
+  const committed = commitCount - commitsBefore;
   verifyMessage(`renders/${job.path}/${job.throttleMs ?? 'default'}`, expected, reply());
   root.unmount();
 
@@ -222,6 +240,10 @@ export async function runRendersJob(job: RendersJob): Promise<RendersResult> {
   const last = arrivals[arrivals.length - 1] ?? first;
   return {
     renders: counted,
+    commits: committed,
+    streamMs: last - first,
+    // `commits` holds one entry per change of the text length, the first at length 0.
+    textCommitSpanMs: textSpan(commits),
     chunks: expected.chunkCount,
     wallMs,
     cpuUsPerChunk: (cpu.user + cpu.system) / expected.chunkCount,

@@ -20,12 +20,26 @@ export const RENDERS_PACINGS: RendersPacing[] = [
 /** The path's default, `throttle: 0`, or an explicit window in ms (for an A/B of windows). */
 export type RendersThrottle = 'default' | 'none' | `${number} ms`;
 
+/** Issue 23's render budget: one React commit per window while text streams, plus a few per turn. */
+export const RENDER_BUDGET = { windowMs: 40, perTurn: 12 } as const;
+
 export interface RendersCell {
   path: RendersPath;
   throttle: RendersThrottle;
   pacing: string;
   runs: number;
   rendersPerThousandChunks: number;
+  /** React commits per turn, send to final render (median of the runs). Missing in results before issue 23, as the two below. */
+  commitsPerTurn?: number;
+  /** Commits per second of the turn (send to final render), median of the runs. */
+  commitsPerSecond?: number;
+  /**
+   * Commits beyond one per `RENDER_BUDGET.windowMs` window of the span over which the reply's
+   * text grew on screen (first to last commit that showed more text: ⌊span / window⌋ + 1
+   * windows): what status and part boundaries cost. A pacer that committed more often than once
+   * per window would show here. Median of the runs, and the worst run.
+   */
+  commitsOverWindows?: { median: number; max: number };
   /** Text deltas per second as they reached the client (the throttle is a time window). */
   chunksPerSecond: number;
   /** The worker's CPU per chunk from the send to the final render (polling included, the same for every cell). */
@@ -86,6 +100,11 @@ export async function benchRenders(options: RendersOptions): Promise<RendersCell
   return cells;
 }
 
+/** Commits beyond one per window of the span over which the reply's text grew on screen. */
+function overWindows(sample: RendersResult): number {
+  return sample.commits - (Math.floor(sample.textCommitSpanMs / RENDER_BUDGET.windowMs) + 1);
+}
+
 async function measureCell(
   baseUrl: string,
   turn: ServedTurnSpec,
@@ -116,6 +135,12 @@ async function measureCell(
     pacing: pacing.label,
     runs: samples.length,
     rendersPerThousandChunks: median(samples.map((sample) => (sample.renders / sample.chunks) * 1000)),
+    commitsPerTurn: median(samples.map((sample) => sample.commits)),
+    commitsPerSecond: median(samples.map((sample) => sample.commits / (sample.wallMs / 1000))),
+    commitsOverWindows: {
+      median: median(samples.map(overWindows)),
+      max: samples.length === 0 ? Number.NaN : Math.max(...samples.map(overWindows)),
+    },
     chunksPerSecond: median(samples.map((sample) => sample.deltasPerSecond)),
     cpuUsPerChunk: median(samples.map((sample) => sample.cpuUsPerChunk)),
     addedLatency: {
@@ -131,7 +156,7 @@ async function measureCell(
   const { addedLatency: added } = cell;
   options.log(
     error === undefined
-      ? `  renders ${path} ${throttle} @ ${pacing.label}: ${cell.rendersPerThousandChunks.toFixed(1)} per 1,000 chunks at ${cell.chunksPerSecond.toFixed(0)} chunks/s, ${cell.cpuUsPerChunk.toFixed(0)} µs CPU/chunk; added latency median ${added.medianMs.toFixed(1)} ms, p95 ${added.p95Ms.toFixed(1)} ms, p99 ${added.p99Ms.toFixed(1)} ms, max ${added.maxMs.toFixed(1)} ms`
+      ? `  renders ${path} ${throttle} @ ${pacing.label}: ${cell.rendersPerThousandChunks.toFixed(1)} per 1,000 chunks, ${cell.commitsPerTurn} commits per turn (${cell.commitsOverWindows?.median} over one per ${RENDER_BUDGET.windowMs} ms, worst ${cell.commitsOverWindows?.max}), ${cell.commitsPerSecond?.toFixed(1)}/s at ${cell.chunksPerSecond.toFixed(0)} chunks/s, ${cell.cpuUsPerChunk.toFixed(0)} µs CPU/chunk; added latency median ${added.medianMs.toFixed(1)} ms, p95 ${added.p95Ms.toFixed(1)} ms, p99 ${added.p99Ms.toFixed(1)} ms, max ${added.maxMs.toFixed(1)} ms`
       : `  renders ${path} ${throttle} @ ${pacing.label}: FAILED ${error}`,
   );
   return cell;

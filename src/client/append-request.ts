@@ -20,6 +20,7 @@ import {
   networkError,
   readJsonBody,
 } from './http.js';
+import { refusedFreshToken } from './refused-fresh-token.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
 
 export interface AppendResult {
@@ -115,7 +116,7 @@ export async function appendWithRetry(
       continue;
     }
     if (failure instanceof AuthError) {
-      if (refreshedForAuth) throw failure;
+      if (refreshedForAuth) throw refusedFreshToken(failure, context.store.getState().token);
       refreshedForAuth = true;
       forceRefresh = true;
       attempt--; // an auth refresh is not a failed attempt of the send itself

@@ -16,7 +16,9 @@ import {
   mergeHeaders,
   networkError,
 } from './http.js';
+import { refusedFreshToken } from './refused-fresh-token.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
+import { SeqGuard } from './seq-guard.js';
 
 export interface OutReadHandlers {
   /**
@@ -52,6 +54,11 @@ export interface OutReadHandlers {
    * batches pays for one clock read per read.
    */
   onBatches?(at: number): void;
+  /**
+   * A cursor jump was contradicted (see `SeqGuard`): the read goes back to `cursor` and fails.
+   * Records past it that were handed on but not yet used should be dropped.
+   */
+  onRewind?(cursor: number | undefined): void;
 }
 
 export interface OutReadOptions {
@@ -78,6 +85,47 @@ export type OutReadEnd = 'stopped' | 'settled' | 'aborted';
 type ConnectionEnd = 'done' | 'error-event' | 'drop' | 'stall' | 'stopped';
 
 /**
+ * The connection loop's phases, one at a time. Failures that retrying cannot mend (a fresh
+ * token refused, a closed session, a refusal that is not retryable, too many attempts in a
+ * row) are thrown from whichever phase meets them and end the read.
+ *
+ * | phase \ event | 2xx answer | 401 / 403 | 404 | retryable refusal, network error | connection ends | wait over | abort, handler stop, settled peek |
+ * |---|---|---|---|---|---|---|---|
+ * | connecting | open | connecting (one token refresh) | connecting (the session replaced once) | backoff | – | – | ended |
+ * | open | – | – | – | – | `[DONE]` after a held poll: connecting; drop, stall, `error` event, early `[DONE]`: backoff | – | ended |
+ * | backoff | – | – | – | – | – | connecting | ended |
+ * | ended | – | – | – | – | – | – | – |
+ */
+type ReadPhase =
+  | { type: 'connecting' }
+  | { type: 'open'; openedAt: number }
+  | { type: 'backoff'; reason: ReconnectReason; delayMs: number }
+  | { type: 'ended'; end: OutReadEnd };
+
+const ALLOWED: Record<ReadPhase['type'], readonly ReadPhase['type'][]> = {
+  connecting: ['open', 'connecting', 'backoff', 'ended'],
+  open: ['connecting', 'backoff', 'ended'],
+  backoff: ['connecting', 'ended'],
+  ended: [],
+};
+
+/** Carried from one attempt to the next. */
+interface Attempts {
+  /** Failed attempts in a row without a new record. */
+  failures: number;
+  /** The token was refreshed after a refusal, and no connection opened since. */
+  authRetried: boolean;
+  /** A 429's reset and the server's clock, for the wait after it. */
+  rateLimitResetAt: number | undefined;
+  serverDate: number | undefined;
+  /** No connection opened yet (status `connecting`; the peek goes with the first). */
+  first: boolean;
+  replacedOnce: boolean;
+  /** The session generation this read's cursor belongs to. */
+  generation: number;
+}
+
+/**
  * Reads `.out` from a cursor until the handler stops it, the signal aborts or (peek mode)
  * the stream is settled. Drops, `[DONE]`, `error` events and stalls reconnect with
  * `Last-Event-ID` = the last processed `seq_num`; records at or below it are dropped, so a
@@ -93,6 +141,10 @@ export class OutReader {
   private endSeen: 'done' | 'error-event' | undefined;
   /** A batch arrived in the current network read. */
   private batchInRead = false;
+  private readonly seqGuard: SeqGuard;
+  private state: ReadPhase = { type: 'connecting' };
+  /** What the attempts so far decided for the next ones (see `ReadPhase`). */
+  private readonly attempts: Attempts;
 
   constructor(
     private readonly context: ClientContext,
@@ -100,6 +152,22 @@ export class OutReader {
     private readonly handlers: OutReadHandlers,
   ) {
     this.cursor = options.from;
+    this.attempts = {
+      failures: 0,
+      authRetried: false,
+      rateLimitResetAt: undefined,
+      serverDate: undefined,
+      first: true,
+      replacedOnce: false,
+      generation: context.sessionGeneration(),
+    };
+    this.seqGuard = new SeqGuard(context, {
+      get: () => this.cursor,
+      set: (to) => {
+        this.cursor = to;
+        handlers.onRewind?.(to);
+      },
+    });
   }
 
   /** Last processed `seq_num`. */
@@ -107,149 +175,203 @@ export class OutReader {
     return this.cursor;
   }
 
+  /** Where the connection loop is (see `ReadPhase`). */
+  get phase(): ReadPhase['type'] {
+    return this.state.type;
+  }
+
   async run(): Promise<OutReadEnd> {
-    const { context, options } = this;
-    const { store, env } = context;
-    let failures = 0;
-    let authRetried = false;
-    let rateLimitResetAt: number | undefined;
-    let serverDate: number | undefined;
-    let first = true;
-    let replacedOnce = false;
-    let generation = context.sessionGeneration();
-    for (;;) {
-      const aborted = this.checkAborted();
-      if (aborted !== undefined) return aborted;
-      if (context.sessionGeneration() !== generation) {
-        generation = context.sessionGeneration();
-        this.cursor = undefined;
-        this.handlers.onSessionReplaced?.();
-      }
-      if (first) store.setState({ status: { type: 'connecting' } });
-      const connection = new AbortController();
-      const onAbort = () => connection.abort(options.signal?.reason);
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      let reason: ReconnectReason;
-      try {
-        const token = await context.tokens.get();
-        const response = await this.connect(token, first && options.peekSettled === true, connection);
-        if (response.ok && response.body !== null) {
-          // Only an answer to this read's own peek: a server that says it elsewhere (after a
-          // send, where the turn has not begun) would end the read before its reply.
-          const peeked = first && options.peekSettled === true;
-          const settled = peeked && response.headers.get(HEADER.sessionSettled) === 'true';
-          if (first) this.handlers.onFirstResponse?.(settled);
-          first = false;
-          authRetried = false;
-          store.setState({ status: { type: 'streaming' } });
-          context.emit({ type: 'stream-connected', chatId: context.chatId, cursor: this.cursor });
-          this.progressed = false;
-          const openedAt = env.now();
-          this.handlers.onConnection?.(true);
-          let end: ConnectionEnd;
-          try {
-            end = await this.pump(response.body, connection);
-          } finally {
-            this.handlers.onConnection?.(false);
-          }
-          const aborted = this.checkAborted();
-          if (aborted !== undefined) return aborted;
-          if (end === 'stopped') return this.finish('stopped');
-          if (settled) return this.finish('settled');
-          if (this.progressed) failures = 0;
-          // `[DONE]` after the server held the long poll is its normal end, not a failure:
-          // reconnect at once, and never count it. One that comes back early with nothing
-          // (a server that ignores Timeout-Seconds) counts, so it cannot spin.
-          if (
-            end === 'done' &&
-            (this.progressed || env.now() - openedAt >= (context.streamTimeoutSeconds * 1000) / 2)
-          ) {
-            context.emit({
-              type: 'stream-reconnecting',
-              chatId: context.chatId,
-              attempt: 0,
-              delayMs: 0,
-              reason: 'done',
-            });
-            continue;
-          }
-          reason = end;
-        } else {
-          const failure = httpErrorFromResponse({
-            status: response.status,
-            operation: 'read .out',
-            headers: response.headers,
-          });
-          await response.body?.cancel().catch(() => undefined);
-          if (failure.status === 401 || failure.status === 403) {
-            // One refresh per refusal; a fresh token refused again is final.
-            if (authRetried) throw this.fail(failure);
-            await context.tokens.refresh('unauthorized');
-            authRetried = true;
-            continue;
-          }
-          if (failure instanceof SessionClosedError) {
-            context.markClosed(failure);
-            throw failure;
-          }
-          if (failure.code === 'NOT_FOUND' && !replacedOnce) {
-            // The server does not know the session (any more): read the one startSession gives
-            // (unless another request of this chat replaced it while this one was out).
-            replacedOnce = true;
-            if (context.sessionGeneration() === generation) await context.replaceSession();
-            continue;
-          }
-          if (!failure.retryable) throw this.fail(failure);
-          if (failure instanceof RateLimitedError) {
-            rateLimitResetAt = failure.resetAt;
-            serverDate = failure.serverDate;
-          }
-          reason = 'http';
+    try {
+      for (;;) {
+        const state = this.state;
+        switch (state.type) {
+          case 'connecting':
+            this.to(await this.connectOnce());
+            break;
+          case 'backoff':
+            this.to(await this.waitOut(state));
+            break;
+          case 'open':
+            // Left inside `connectOnce`, which owns the connection.
+            throw new Error('out-reader: the loop met an open connection');
+          case 'ended':
+            return state.end;
         }
-      } catch (error) {
-        const aborted = this.checkAborted();
-        if (aborted !== undefined) return aborted;
-        // The app's token endpoint failing for a moment (whoever typed it), or a connect that
-        // timed out, is one more failed attempt, not the end.
-        if (isDurableChatError(error) && !isTransientCallbackError(error)) throw this.fail(error);
-        reason = 'network';
-        this.report(isDurableChatError(error) ? error : networkError('read .out', error));
-      } finally {
-        options.signal?.removeEventListener('abort', onAbort);
       }
-      this.droppedAt ??= env.now();
-      failures++;
-      if (failures > context.retry.maxReconnectAttempts) {
-        throw this.fail(
-          new ConnectionError({
-            code: 'STREAM_DISCONNECTED',
-            message: `the .out stream dropped and ${failures - 1} reconnects in a row brought nothing new`,
-          }),
-        );
-      }
-      const delayMs =
-        (rateLimitResetAt === undefined
-          ? undefined
-          : rateLimitDelay(failures, rateLimitResetAt, env.now(), context.retry, env.random(), serverDate)) ??
-        backoffDelay(failures, context.retry, env.random());
-      rateLimitResetAt = undefined;
-      store.setState({
-        status: { type: 'reconnecting', attempt: failures, nextRetryAt: env.now() + delayMs },
-      });
-      context.emit({
-        type: 'stream-reconnecting',
-        chatId: context.chatId,
-        attempt: failures,
-        delayMs,
-        reason,
-      });
-      try {
-        if (delayMs > 0) await sleep(env, delayMs, options.signal);
-      } catch {
-        const aborted = this.checkAborted();
-        if (aborted !== undefined) return aborted;
-      }
+    } catch (error) {
+      if (this.state.type !== 'ended') this.state = { type: 'ended', end: 'aborted' };
+      throw error;
     }
+  }
+
+  /** Moves to `next` along the transition table of `ReadPhase`. */
+  private to(next: ReadPhase): void {
+    const from = this.state.type;
+    if (!ALLOWED[from].includes(next.type))
+      throw new Error(`out-reader: no transition from ${from} to ${next.type}`);
+    this.state = next;
+  }
+
+  private ended(end: OutReadEnd): ReadPhase {
+    return { type: 'ended', end };
+  }
+
+  /**
+   * One connection attempt, from its token to its end: `open` while its body is read, then the
+   * phase it leads to. Failures that retrying cannot mend are thrown (the read fails).
+   */
+  private async connectOnce(): Promise<ReadPhase> {
+    const { context, options, attempts } = this;
+    const { store, env } = context;
+    const aborted = this.checkAborted();
+    if (aborted !== undefined) return this.ended(aborted);
+    if (context.sessionGeneration() !== attempts.generation) {
+      attempts.generation = context.sessionGeneration();
+      this.cursor = undefined;
+      this.handlers.onSessionReplaced?.();
+    }
+    const first = attempts.first;
+    if (first) store.setState({ status: { type: 'connecting' } });
+    const connection = new AbortController();
+    const onAbort = () => connection.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const token = await context.tokens.get();
+      const response = await this.connect(token, first && options.peekSettled === true, connection);
+      if (!response.ok || response.body === null) return await this.refused(response);
+      // Only an answer to this read's own peek: a server that says it elsewhere (after a
+      // send, where the turn has not begun) would end the read before its reply.
+      const peeked = first && options.peekSettled === true;
+      const settled = peeked && response.headers.get(HEADER.sessionSettled) === 'true';
+      if (first) this.handlers.onFirstResponse?.(settled);
+      attempts.first = false;
+      attempts.authRetried = false;
+      store.setState({ status: { type: 'streaming' } });
+      context.emit({ type: 'stream-connected', chatId: context.chatId, cursor: this.cursor });
+      this.progressed = false;
+      const openedAt = env.now();
+      this.to({ type: 'open', openedAt });
+      this.handlers.onConnection?.(true);
+      let end: ConnectionEnd;
+      try {
+        end = await this.pump(response.body, connection);
+      } finally {
+        this.handlers.onConnection?.(false);
+      }
+      const refuted = this.seqGuard.takeFailure();
+      if (refuted !== undefined) throw this.fail(refuted);
+      const abortedNow = this.checkAborted();
+      if (abortedNow !== undefined) return this.ended(abortedNow);
+      if (end === 'stopped') return this.ended(this.finish('stopped'));
+      if (settled) return this.ended(this.finish('settled'));
+      if (this.progressed) attempts.failures = 0;
+      // `[DONE]` after the server held the long poll is its normal end, not a failure:
+      // reconnect at once, and never count it. One that comes back early with nothing
+      // (a server that ignores Timeout-Seconds) counts, so it cannot spin.
+      if (
+        end === 'done' &&
+        (this.progressed || env.now() - openedAt >= (context.streamTimeoutSeconds * 1000) / 2)
+      ) {
+        context.emit({
+          type: 'stream-reconnecting',
+          chatId: context.chatId,
+          attempt: 0,
+          delayMs: 0,
+          reason: 'done',
+        });
+        return { type: 'connecting' };
+      }
+      return this.backoff(end);
+    } catch (error) {
+      const abortedNow = this.checkAborted();
+      if (abortedNow !== undefined) return this.ended(abortedNow);
+      // The app's token endpoint failing for a moment (whoever typed it), or a connect that
+      // timed out, is one more failed attempt, not the end.
+      if (isDurableChatError(error) && !isTransientCallbackError(error)) throw this.fail(error);
+      this.report(isDurableChatError(error) ? error : networkError('read .out', error));
+      return this.backoff('network');
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** A connection answered with an error status: refresh, replace, wait, or fail. */
+  private async refused(response: Response): Promise<ReadPhase> {
+    const { context, attempts } = this;
+    const failure = httpErrorFromResponse({
+      status: response.status,
+      operation: 'read .out',
+      headers: response.headers,
+    });
+    await response.body?.cancel().catch(() => undefined);
+    if (failure.status === 401 || failure.status === 403) {
+      // One refresh per refusal; a fresh token refused again is final.
+      if (attempts.authRetried) throw this.fail(refusedFreshToken(failure, context.store.getState().token));
+      await context.tokens.refresh('unauthorized');
+      attempts.authRetried = true;
+      return { type: 'connecting' };
+    }
+    if (failure instanceof SessionClosedError) {
+      context.markClosed(failure);
+      throw failure;
+    }
+    if (failure.code === 'NOT_FOUND' && !attempts.replacedOnce) {
+      // The server does not know the session (any more): read the one startSession gives
+      // (unless another request of this chat replaced it while this one was out).
+      attempts.replacedOnce = true;
+      if (context.sessionGeneration() === attempts.generation) await context.replaceSession();
+      return { type: 'connecting' };
+    }
+    if (!failure.retryable) throw this.fail(failure);
+    if (failure instanceof RateLimitedError) {
+      attempts.rateLimitResetAt = failure.resetAt;
+      attempts.serverDate = failure.serverDate;
+    }
+    return this.backoff('http');
+  }
+
+  /**
+   * A failed attempt: counted, and waited out (the server's rate-limit reset, else the
+   * backoff). Too many in a row without a new record fail the read.
+   */
+  private backoff(reason: ReconnectReason): ReadPhase {
+    const { context, attempts } = this;
+    const { env } = context;
+    this.droppedAt ??= env.now();
+    attempts.failures++;
+    const failures = attempts.failures;
+    if (failures > context.retry.maxReconnectAttempts) {
+      throw this.fail(
+        new ConnectionError({
+          code: 'STREAM_DISCONNECTED',
+          message: `the .out stream dropped and ${failures - 1} reconnects in a row brought nothing new`,
+        }),
+      );
+    }
+    const resetAt = attempts.rateLimitResetAt;
+    const delayMs =
+      (resetAt === undefined
+        ? undefined
+        : rateLimitDelay(failures, resetAt, env.now(), context.retry, env.random(), attempts.serverDate)) ??
+      backoffDelay(failures, context.retry, env.random());
+    attempts.rateLimitResetAt = undefined;
+    return { type: 'backoff', reason, delayMs };
+  }
+
+  private async waitOut(phase: ReadPhase & { type: 'backoff' }): Promise<ReadPhase> {
+    const { context, options } = this;
+    const { env } = context;
+    const { delayMs, reason } = phase;
+    const attempt = this.attempts.failures;
+    context.store.setState({ status: { type: 'reconnecting', attempt, nextRetryAt: env.now() + delayMs } });
+    context.emit({ type: 'stream-reconnecting', chatId: context.chatId, attempt, delayMs, reason });
+    try {
+      if (delayMs > 0) await sleep(env, delayMs, options.signal);
+    } catch {
+      const aborted = this.checkAborted();
+      if (aborted !== undefined) return this.ended(aborted);
+    }
+    return { type: 'connecting' };
   }
 
   private connect(token: string, peek: boolean, connection: AbortController): Promise<Response> {
@@ -276,7 +398,7 @@ export class OutReader {
   private async pump(body: ReadableStream<Uint8Array>, connection: AbortController): Promise<ConnectionEnd> {
     const { env, retry } = this.context;
     const reader = body.getReader();
-    const decoder = createOutStreamDecoder((event) => this.onEvent(event));
+    const decoder = createOutStreamDecoder(this.seqGuard.check((event) => this.onEvent(event)));
     this.firstOfConnection = true;
     this.endSeen = undefined;
     let lastByteAt = env.now();

@@ -2,6 +2,7 @@ import {
   type PersistedChatRecord,
   parsePersistedRecord,
   type SessionPersistence,
+  tombstoneExpired,
   toPersistedRecord,
 } from './persistence.js';
 import type { ChatSessionState, SessionStore } from './session-store.js';
@@ -16,6 +17,8 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.stoppedTurn !== previous.stoppedTurn ||
     next.pendingAppend !== previous.pendingAppend ||
     next.turnStartCursor !== previous.turnStartCursor ||
+    next.turnInSeq !== previous.turnInSeq ||
+    next.turnPriorInSeq !== previous.turnPriorInSeq ||
     next.turnMessage !== previous.turnMessage ||
     next.closed !== previous.closed
   );
@@ -24,7 +27,9 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
 /**
  * Keeps one chat's record in a persistence adapter. Saves are coalesced: changes made in
  * the same tick, or while a save is in flight, produce one more save with the latest state,
- * so a fast stream costs a handful of writes, not one per batch.
+ * so a fast stream costs a handful of writes, not one per batch. The token is kept only in
+ * a scoped adapter's records; a closed session leaves a dated tombstone, removed on load once
+ * it has expired.
  */
 export class PersistenceBinding {
   private unsubscribe: (() => void) | undefined;
@@ -32,12 +37,15 @@ export class PersistenceBinding {
   private saving = false;
   private dirty = false;
   private disposed = false;
+  /** When this chat's close was first known (loaded from its tombstone, or seen here). */
+  private closedAt: number | undefined;
 
   constructor(
     private readonly chatId: string,
     private readonly store: SessionStore,
     private readonly adapter: SessionPersistence,
     private readonly warn: (message: string) => void,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** The stored record, or undefined when there is none or it is unusable (then it is removed). */
@@ -51,19 +59,31 @@ export class PersistenceBinding {
     }
     if (raw === undefined || raw === null) return undefined;
     const parsed = parsePersistedRecord(raw, this.chatId);
-    if (typeof parsed !== 'string') return parsed;
-    this.warn(`discarding the corrupt persisted record of chat ${this.chatId} (${parsed})`);
+    if (typeof parsed === 'string') {
+      this.warn(`discarding the corrupt persisted record of chat ${this.chatId} (${parsed})`);
+      await this.remove('corrupt');
+      return undefined;
+    }
+    if (tombstoneExpired(parsed, this.now())) {
+      await this.remove('expired');
+      return undefined;
+    }
+    if (parsed.closed) this.closedAt = parsed.closedAt ?? this.now();
+    return parsed;
+  }
+
+  private async remove(what: 'corrupt' | 'expired'): Promise<void> {
     try {
       await this.adapter.remove(this.chatId);
     } catch (error) {
-      this.warn(`could not remove the corrupt record of chat ${this.chatId}: ${String(error)}`);
+      this.warn(`could not remove the ${what} record of chat ${this.chatId}: ${String(error)}`);
     }
-    return undefined;
   }
 
   /**
    * Loads the record into the store (the token through `adoptToken`, which reads its
-   * claims), then starts saving changes.
+   * claims), then starts saving changes. A token in an unscoped adapter's record, or in a
+   * closed one (both written by earlier versions), is never used, and is rewritten away.
    */
   async restore(adoptToken: (token: string) => void): Promise<void> {
     const record = await this.load();
@@ -76,12 +96,21 @@ export class PersistenceBinding {
         stoppedTurn: record.stoppedTurn,
         pendingAppend: record.pendingAppend,
         turnStartCursor: record.turnStartCursor,
+        turnInSeq: record.turnInSeq,
+        turnPriorInSeq: record.turnPriorInSeq,
         turnMessage: record.turnMessage,
         closed: record.closed,
         closedReason: record.closedReason,
         status: record.closed ? { type: 'closed' } : { type: 'idle' },
       });
-      if (record.publicAccessToken !== undefined) adoptToken(record.publicAccessToken);
+      const scoped = this.adapter.scope !== undefined;
+      if (record.publicAccessToken !== undefined && scoped && !record.closed)
+        adoptToken(record.publicAccessToken);
+      // Written before tombstones were dated, or tokens kept only under a scope: rewritten now.
+      const legacy = record.closed
+        ? record.closedAt === undefined
+        : record.publicAccessToken !== undefined && !scoped;
+      if (legacy) this.schedule();
     }
     this.start();
   }
@@ -122,7 +151,13 @@ export class PersistenceBinding {
     try {
       do {
         this.dirty = false;
-        await this.adapter.save(this.chatId, toPersistedRecord(this.store.getState()));
+        const state = this.store.getState();
+        if (state.closed) this.closedAt ??= this.now();
+        const keepToken = this.adapter.scope !== undefined;
+        await this.adapter.save(
+          this.chatId,
+          toPersistedRecord(state, { keepToken, closedAt: this.closedAt }),
+        );
       } while (this.dirty);
     } catch (error) {
       this.warn(`could not save the record of chat ${this.chatId}: ${String(error)}`);

@@ -17,7 +17,8 @@ export function scopedKeyPrefix(scope: string): string {
 /**
  * An adapter whose records are kept apart per scope: pass the signed-in user's id, so
  * another user of the same browser opening the same chat id starts (and is authorized)
- * afresh instead of adopting the first user's token.
+ * afresh instead of adopting the first user's token. Its records keep the session token
+ * (`SessionPersistence.scope`), so a reload resumes without a request to the app's route.
  */
 export function scopedPersistence(
   adapter: SessionPersistence,
@@ -25,6 +26,8 @@ export function scopedPersistence(
 ): SessionPersistence {
   if (scope === undefined) return adapter;
   return {
+    ...(adapter.id === undefined ? {} : { id: adapter.id }),
+    scope,
     load: (chatId) => adapter.load(scopedChatKey(scope, chatId)),
     save: (chatId, record) => adapter.save(scopedChatKey(scope, chatId), record),
     remove: (chatId) => adapter.remove(scopedChatKey(scope, chatId)),

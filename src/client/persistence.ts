@@ -16,10 +16,20 @@ export interface PersistedChatRecord {
   /** The live turn's unanswered append (see `ChatSessionState.pendingAppend`). */
   pendingAppend?: { partId: string; body: string };
   turnStartCursor: number | undefined;
+  /** See `ChatSessionState.turnInSeq` (absent in older records). */
+  turnInSeq?: number;
+  /** See `ChatSessionState.turnPriorInSeq` (absent in older records). */
+  turnPriorInSeq?: number;
   /** The user message the live turn answers, as JSON (see `ChatSessionState.turnMessage`). */
   turnMessage?: string;
   closed: boolean;
   closedReason: string | null;
+  /**
+   * When this page learned the session was closed (epoch ms). A closed record is a tombstone:
+   * the closed marker alone, for other tabs and reloads, removed once it is
+   * `CLOSED_RECORD_TTL_MS` old (the server still answers 409 after that).
+   */
+  closedAt?: number;
 }
 
 /**
@@ -28,6 +38,15 @@ export interface PersistedChatRecord {
  * warning); `save` must replace the record in one write so a crash never leaves half of it.
  */
 export interface SessionPersistence {
+  /**
+   * Whose records this adapter keeps (the signed-in user's id), when it keeps one user's
+   * alone: `scopedPersistence(adapter, userId)` sets it, and an adapter that is per user by
+   * itself (a server-side store keyed by the session cookie) may declare it. Only then does a
+   * record keep the session token, so a reload resumes without asking the app's route; a
+   * record of an unscoped adapter never holds one (whoever opens the chat next in this
+   * browser is authorized by the route first). See docs/security.md.
+   */
+  readonly scope?: string;
   /**
    * Names the storage behind this adapter (optional). The React hooks tell sessions apart by
    * it: two adapter objects with the same `id` are the same storage (an adapter created
@@ -41,20 +60,54 @@ export interface SessionPersistence {
 
 export const PERSISTED_RECORD_VERSION = 1;
 
-export function toPersistedRecord(state: ChatSessionState): PersistedChatRecord {
+/**
+ * How long a closed session's tombstone is kept: long enough that a reload the same day
+ * shows the chat closed without a request, bounded so closed chats do not pile up in the
+ * browser's storage. After it the record is removed on load; the chat then learns the close
+ * from the server (a 409 on its first request) and writes a new tombstone.
+ */
+export const CLOSED_RECORD_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface PersistOptions {
+  /** Keep the session token (only for a scoped adapter: see `SessionPersistence.scope`). */
+  keepToken: boolean;
+  /** When the close was learned, for a closed state's tombstone. */
+  closedAt?: number;
+}
+
+/**
+ * The record that stands for `state`. A closed session leaves a tombstone (no session id,
+ * token, cursor or unanswered message: nothing that lets anyone read or write the session);
+ * an open one keeps the token only where `keepToken` says so.
+ */
+export function toPersistedRecord(state: ChatSessionState, options: PersistOptions): PersistedChatRecord {
+  if (state.closed) {
+    return {
+      version: 1,
+      chatId: state.chatId,
+      sessionId: undefined,
+      publicAccessToken: undefined,
+      lastEventId: undefined,
+      turnLive: false,
+      turnStartCursor: undefined,
+      closed: true,
+      closedReason: state.closedReason,
+      closedAt: options.closedAt,
+    };
+  }
   return {
     version: 1,
     chatId: state.chatId,
     sessionId: state.sessionId,
-    // A closed session's token is worth nothing to the chat and something to whoever reads
-    // the storage next: it is not kept. The closed marker stays, for other tabs and reloads.
-    publicAccessToken: state.closed ? undefined : state.token,
+    publicAccessToken: options.keepToken ? state.token : undefined,
     lastEventId: state.lastEventId,
     turnLive: state.turnLive,
     turnStored: state.turnStored,
     stoppedTurn: state.stoppedTurn,
     pendingAppend: state.pendingAppend,
     turnStartCursor: state.turnStartCursor,
+    turnInSeq: state.turnInSeq,
+    turnPriorInSeq: state.turnPriorInSeq,
     // Only the live turn's: a finished turn's message is the app's transcript's business.
     turnMessage: state.turnLive ? state.turnMessage : undefined,
     closed: state.closed,
@@ -108,13 +161,22 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
       record.stoppedTurn === 'started' || record.stoppedTurn === 'unstarted' ? record.stoppedTurn : undefined,
     pendingAppend: readPendingAppend(record.pendingAppend),
     turnStartCursor,
+    // Unusable values are dropped, not fatal: without them a resume attributes by the edge rules.
+    turnInSeq: isCursor(record.turnInSeq) ? record.turnInSeq : undefined,
+    turnPriorInSeq: isCursor(record.turnPriorInSeq) ? record.turnPriorInSeq : undefined,
     turnMessage:
       typeof record.turnMessage === 'string' && record.turnMessage.length <= MAX_APPEND_BODY_BYTES
         ? record.turnMessage
         : undefined,
     closed: record.closed,
     closedReason,
+    closedAt: isCursor(record.closedAt) ? record.closedAt : undefined,
   };
+}
+
+/** A closed record older than the TTL (one without a date is dated when first loaded). */
+export function tombstoneExpired(record: PersistedChatRecord, now: number): boolean {
+  return record.closed && record.closedAt !== undefined && now - record.closedAt >= CLOSED_RECORD_TTL_MS;
 }
 
 /** A saved unanswered append, or nothing when the stored value is not one (it is then dropped). */
@@ -148,14 +210,26 @@ interface StorageLike {
 /**
  * One JSON string per chat under `${prefix}${chatId}` (one `setItem`, so it is atomic).
  * `storage` defaults to `globalThis.localStorage`, read per call; without one the adapter
- * keeps nothing.
+ * keeps nothing, and says so once (`warn`, default `console.warn`): a chat that forgets
+ * every reload must not look like a bug elsewhere.
  */
 export function localStoragePersistence(
-  options: { prefix?: string; storage?: StorageLike } = {},
+  options: { prefix?: string; storage?: StorageLike; warn?: (message: string) => void } = {},
 ): SessionPersistence {
   const prefix = options.prefix ?? 'durable-chat:';
-  const storage = () =>
-    options.storage ?? (globalThis as { localStorage?: StorageLike }).localStorage ?? undefined;
+  let warned = false;
+  const storage = () => {
+    const found = options.storage ?? (globalThis as { localStorage?: StorageLike }).localStorage ?? undefined;
+    if (found === undefined && !warned) {
+      warned = true;
+      (options.warn ?? console.warn)(
+        '[durable-chat] localStoragePersistence: there is no localStorage here (server rendering, Node, ' +
+          'storage disabled), so nothing is kept across reloads. Create it only in the browser, pass ' +
+          '{ storage }, or use memoryPersistence().',
+      );
+    }
+    return found;
+  };
   return {
     load: (chatId) => storage()?.getItem(prefix + chatId) ?? undefined,
     save: (chatId, record) => storage()?.setItem(prefix + chatId, JSON.stringify(record)),

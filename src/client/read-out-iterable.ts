@@ -52,6 +52,13 @@ export function iterateOut(
             queue.push({ kind: 'trimmed', cursor, firstSeqNum });
             notify();
           },
+          // A contradicted cursor jump: what came after the rewind point is not to be trusted.
+          onRewind(cursor) {
+            queue = queue
+              .slice(head)
+              .filter((item) => item.kind === 'trimmed' || (cursor !== undefined && item.seqNum <= cursor));
+            head = 0;
+          },
           // Bounded: a consumer that falls behind pauses the read instead of piling records up.
           waitForCapacity() {
             if (queue.length - head < QUEUE_LIMIT || controller.signal.aborted) return undefined;

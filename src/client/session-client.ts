@@ -22,7 +22,8 @@ import type { TokenManager } from './token-manager.js';
 /** What the app's `startSession` receives. It runs on the app's server (the secret key lives there). */
 export interface StartSessionInput {
   chatId: string;
-  taskIdentifier: string;
+  /** The client's `taskIdentifier` option: absent when the app's server decides (the route helpers). */
+  taskIdentifier?: string;
   clientData: unknown;
 }
 
@@ -49,8 +50,12 @@ export interface SessionClientOptions {
   /** The service (or dev server) origin, e.g. `http://localhost:3030`. */
   baseURL: string;
   chatId: string;
-  /** The chat-agent task's id. */
-  taskIdentifier: string;
+  /**
+   * The chat-agent task's id, for a `startSession` of your own that needs it. Leave it out
+   * with `createRouteSessionCallbacks`: the route's `taskIdentifier` decides, and a different
+   * one here fails the first start with `TASK_MISMATCH`.
+   */
+  taskIdentifier?: string;
   /**
    * Creates (or returns) the session on the app's server, where the secret key lives.
    * Called once per chat, on the first send or on `preload`; concurrent calls share one.
@@ -67,8 +72,9 @@ export interface SessionClientOptions {
   /** Where per-chat records live across reloads. Default: none (memory only). */
   persistence?: SessionPersistence;
   /**
-   * Who the records belong to (the signed-in user's id): part of each record's key, so a
-   * stored token is only ever used again by the scope that stored it (see docs/security.md).
+   * Who the records belong to (the signed-in user's id): part of each record's key, and only
+   * then does a record keep the session token (read again by this scope alone). Without it
+   * a restored chat asks `startSession` once before it reads (see docs/security.md).
    */
   scope?: string;
   /** Append retries and `.out` reconnects; see `RetryOptions` for defaults. */
@@ -159,6 +165,7 @@ export class SessionClient {
             this.store,
             scopedPersistence(options.persistence, options.scope),
             env.warn,
+            env.now,
           );
     this.hydration = this.hydrate();
   }
@@ -317,7 +324,14 @@ export class SessionClient {
    * for that long is memory a thousand concurrent chats pay a thousand times.
    */
   read(options: OutReadOptions, handlers: OutReadHandlers): Promise<OutReadEnd> {
+    const generation = this.generation;
     return this.ensureSession().then(() => {
+      // The start this read waited for found another session than the stored one: the
+      // cursor was the old `.out`'s (see `start`).
+      if (this.generation !== generation) {
+        options = { ...options, from: undefined };
+        handlers.onSessionReplaced?.();
+      }
       // A caller that owns the read's controller lends it (close() aborts it directly); any
       // other signal gets one of the client's own chained to it.
       const owned = options.controller;
@@ -414,7 +428,19 @@ export class SessionClient {
 
   private async start(): Promise<void> {
     const result = await this.callStartSession();
-    if (result.sessionId !== undefined) this.store.setState({ sessionId: result.sessionId });
+    const stored = this.store.getState().sessionId;
+    if (stored !== undefined && result.sessionId !== undefined && result.sessionId !== stored) {
+      // A restored record (whose token was not kept) names a session the server no longer
+      // has: the start made another, as a 404 would have (see `replaceSession`).
+      this.generation++;
+      this.store.setState({ sessionId: result.sessionId, lastEventId: undefined });
+      this.emit({
+        type: 'session-replaced',
+        chatId: this.chatId,
+        previousSessionId: stored,
+        sessionId: result.sessionId,
+      });
+    } else if (result.sessionId !== undefined) this.store.setState({ sessionId: result.sessionId });
     // Only the start that gave this client its token counts: a later start (the token was
     // lost) meets the session this one created, and says so with `isCached: true`.
     this.createdSession = result.isCached === false && !this.appendedOnce;

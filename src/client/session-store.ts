@@ -48,6 +48,17 @@ export interface ChatSessionState {
   /** `lastEventId` just before the live turn was sent: replaying from here rebuilds the turn. */
   turnStartCursor: number | undefined;
   /**
+   * The `.in` seq of the input the live turn answers (this page's append), once answered: a
+   * resumed turn is told from other inputs' turns by it, as its send was.
+   */
+  turnInSeq: number | undefined;
+  /**
+   * The highest `.in` seq answered at `turnStartCursor` (every input up to it had its turn
+   * before the live one), when known: a `turnInSeq` above it + 1 means inputs of others (another
+   * device, a steering message) sit between, and their turns come first.
+   */
+  turnPriorInSeq: number | undefined;
+  /**
    * The user message the live turn answers (its UI message as JSON), when the page that sent it
    * noted it: a page that shows the turn again (coming back, a reload, another tab) brings the
    * message back with the reply. Persisted only while the turn is live.
@@ -78,6 +89,8 @@ export function initialSessionState(chatId: string): ChatSessionState {
     stoppedTurn: undefined,
     pendingAppend: undefined,
     turnStartCursor: undefined,
+    turnInSeq: undefined,
+    turnPriorInSeq: undefined,
     turnMessage: undefined,
     status: { type: 'idle' },
     runId: undefined,
@@ -90,5 +103,12 @@ export function initialSessionState(chatId: string): ChatSessionState {
 
 /** A zustand vanilla store for one chat. React binds to it with `useStore`; nothing else here. */
 export function createSessionStore(chatId: string): SessionStore {
-  return createStore<ChatSessionState>()(() => initialSessionState(chatId));
+  const store = createStore<ChatSessionState>()(() => initialSessionState(chatId));
+  // The live turn's seqs describe that turn only: once it is over they go with it, whoever
+  // ended it, so a later turn marked live by any path never inherits them.
+  store.subscribe((next) => {
+    if (!next.turnLive && (next.turnInSeq !== undefined || next.turnPriorInSeq !== undefined))
+      store.setState({ turnInSeq: undefined, turnPriorInSeq: undefined });
+  });
+  return store;
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
@@ -13,15 +14,32 @@ import { EXPOSED_HEADERS } from './http/responses.js';
 import { mountSessionRoutes } from './http/session-routes.js';
 import { describeSession, type SessionInfo } from './inspect.js';
 import { type DevServerOptions, resolveOptions } from './options.js';
+import { resumeTrims } from './runs/out-writer.js';
 import { createObjectStore } from './store/object-store.js';
 import { SessionRegistry } from './store/session-registry.js';
+import { createSessionStorage } from './store/session-storage.js';
 import { TokenService } from './tokens.js';
 
 export type DevHono = Hono<{ Bindings: Partial<HttpBindings> }>;
 
+/**
+ * The dev server's routes as one handler (a hono app inside). Its public type names no hono
+ * type: hono is bundled into the dev server, not installed with the package.
+ */
+export interface DevServerRoutes {
+  /**
+   * Answers a request. Pass the Node request and response (`env` of `@hono/node-server`) to
+   * let SSE and dropped-connection faults use the socket; without them they degrade in-process.
+   */
+  fetch(
+    request: Request,
+    env?: { incoming?: IncomingMessage; outgoing?: ServerResponse },
+  ): Response | Promise<Response>;
+}
+
 export interface DevServerApp {
-  /** The hono app: mount it, or serve it with any adapter. */
-  app: DevHono;
+  /** The routes as a handler: mount its `fetch` in any server or framework. */
+  app: DevServerRoutes;
   /** A plain `fetch` handler, usable in-process without a socket. */
   fetch: (request: Request) => Response | Promise<Response>;
   secretKey: string;
@@ -33,8 +51,13 @@ export interface DevServerApp {
    * turn in progress; the next append starts a continuation. False when no run is live.
    */
   cancelRun(sessionId: string): boolean;
-  /** Stops every run and timer, and forgets every session. */
+  /**
+   * Stops every run and timer, and forgets every session. With a `dataDir`, what the runs do
+   * after this is not kept (a restart finds them as a crash leaves them).
+   */
   dispose(): void;
+  /** `dispose`, then settles once the data folder holds everything kept and is released. */
+  close(): Promise<void>;
   /** @internal */
   context: DevServerContext;
 }
@@ -45,7 +68,10 @@ function agentMap(agents: AnyAgent[]): Map<string, AnyAgent> {
   return map;
 }
 
-/** The dev server as an app, without listening: every route, state in memory. */
+/**
+ * The dev server as an app, without listening: every route; state in memory, or kept in
+ * `dataDir` (the sessions found there are served again; the folder is locked until `close`).
+ */
 export function createDevServerApp(options: DevServerOptions = {}): DevServerApp {
   const resolved = resolveOptions(options, [demoAgent as AnyAgent]);
   const tokens = new TokenService(resolved.secretKey, resolved.tokenTtlSeconds, resolved.clock);
@@ -55,7 +81,7 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
     options: resolved,
     agents,
     agentFor: createAgentLookup(agents, resolved.defaultAgent, resolved.logger),
-    sessions: new SessionRegistry(),
+    sessions: new SessionRegistry(createSessionStorage(resolved.dataDir, resolved.logger)),
     tokens,
     faults: new Faults(tokens, trim, resolved.wire),
     objectStore: createObjectStore(resolved.objectStore),
@@ -63,6 +89,8 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
     logger: resolved.logger,
     streams: new Set(),
   };
+  context.sessions.recover(context.agentFor);
+  for (const session of context.sessions.all()) resumeTrims(context, session);
   const app: DevHono = new Hono();
   app.use(
     '*',
@@ -95,6 +123,11 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
       : { error: 'internal error', code: 'SERVER_ERROR' };
     return c.json(body, 500);
   });
+  let closing: Promise<void> | undefined;
+  const dispose = () => {
+    for (const stream of [...context.streams]) stream.end();
+    closing ??= context.sessions.close();
+  };
   return {
     app,
     fetch: (request) => app.fetch(request, {}),
@@ -110,9 +143,10 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
       run.terminate('cancel');
       return true;
     },
-    dispose() {
-      for (const stream of [...context.streams]) stream.end();
-      context.sessions.clear();
+    dispose,
+    close() {
+      dispose();
+      return closing ?? Promise.resolve();
     },
     context,
   };

@@ -9,14 +9,17 @@ import { resolveSecretKey } from './resolve-secret-key.js';
 import { startDevServer } from './start-dev-server.js';
 
 const USAGE = `Usage: durable-chat dev [--port N] [--host H] [--secret-key K] [--data-dir D] [--agents ./module.js]
+                          [--boot-delay MS]
 
   --port        port to listen on (default 3030; 0 picks a free one)
   --host        interface to bind (default 127.0.0.1)
   --secret-key  secret API key (default: $DURABLE_CHAT_SECRET_KEY, else $TRIGGER_SECRET_KEY,
                 else the key saved in the data folder, else a new random sk_dev_… saved there)
-  --data-dir    folder for session snapshots and the saved key (default .durable-chat)
+  --data-dir    folder that keeps sessions (.in, .out, run state, snapshots) across restarts,
+                and the saved key (default .durable-chat)
   --agents      module whose exported agents are served (default: the demo and echo agents,
-                and the demo agent for any other task id)`;
+                and the demo agent for any other task id)
+  --boot-delay  a simulated cold start: each new run waits MS before it boots (default 0)`;
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -28,6 +31,7 @@ async function main(argv: string[]): Promise<void> {
       'secret-key': { type: 'string' },
       'data-dir': { type: 'string' },
       agents: { type: 'string' },
+      'boot-delay': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -40,6 +44,13 @@ async function main(argv: string[]): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ValidationError({ field: '--port', message: `--port: not a port: ${values.port}` });
   }
+  const bootDelayMs = values['boot-delay'] === undefined ? 0 : Number(values['boot-delay']);
+  if (!Number.isInteger(bootDelayMs) || bootDelayMs < 0) {
+    throw new ValidationError({
+      field: '--boot-delay',
+      message: `--boot-delay: not a whole number of milliseconds: ${values['boot-delay']}`,
+    });
+  }
   const agents = values.agents === undefined ? [demoAgent, echoAgent] : await loadAgents(values.agents);
   // Without --agents the app under development names its own (production) task id; the demo
   // agent answering it beats a 404. With --agents the user chose the ids: unknown ones fail.
@@ -50,9 +61,10 @@ async function main(argv: string[]): Promise<void> {
     port,
     host: values.host ?? '127.0.0.1',
     secretKey: key.secretKey,
-    objectStore: { dir: dataDir },
+    dataDir,
     agents,
     defaultAgent,
+    bootDelayMs,
   });
   console.log(`durable-chat dev server listening on ${server.url}`);
   console.log(`  base URL:   ${server.url}`);
@@ -60,6 +72,8 @@ async function main(argv: string[]): Promise<void> {
   // is already where the app reads it. The dev server's own key is shown, to be copied.
   const shown = key.supplied ? maskKey(server.secretKey) : server.secretKey;
   console.log(`  secret key: ${shown} (${key.source})`);
+  const kept = server.app.context.sessions.size;
+  console.log(`  data:       ${dataDir} (${kept} session${kept === 1 ? '' : 's'} kept from earlier runs)`);
   const otherIds = defaultAgent === undefined ? '' : `; any other task id: ${defaultAgent.id}`;
   console.log(`  agents:     ${agents.map((agent) => agent.id).join(', ')}${otherIds}`);
   const stop = () => {

@@ -14,7 +14,7 @@ export {
 export { createDemoAgent, type DemoAgentOptions, demoAgent } from './agents/demo-agent.js';
 export { type EchoAction, type EchoClientData, echoAgent } from './agents/echo-agent.js';
 export { type StandardSchemaV1, schemaFromCheck } from './agents/standard-schema.js';
-export { createDevServerApp, type DevHono, type DevServerApp } from './app.js';
+export { createDevServerApp, type DevServerApp, type DevServerRoutes } from './app.js';
 export type {
   AppendFault,
   Faults,

@@ -27,7 +27,15 @@ export interface DevServerOptions {
   tokenTtlSeconds?: number;
   /** Idle timeout when neither the session nor the agent sets one. Default 30 s. */
   idleTimeoutSeconds?: number;
-  /** Where snapshots live: `'memory'` (default in-process), `{ dir }`, or your own store. */
+  /**
+   * Folder that keeps sessions across restarts: rows, run state, `.in` / `.out` (one
+   * append-only journal per session, synced before an append is answered or a record is
+   * served) and snapshots. A restart on the same folder serves every session again; a turn
+   * a restart cut ends as a crashed run's does. Default: none, everything in memory (the
+   * CLI passes `--data-dir`, default `.durable-chat`).
+   */
+  dataDir?: string;
+  /** Where snapshots live: `'memory'`, `{ dir }`, or your own store. Default: `{ dir: dataDir }`, else memory. */
   objectStore?: 'memory' | { dir: string } | ObjectStore;
   /** How long a peek (`X-Peek-Settled: 1`) stream stays open after draining. Default 1000 ms. */
   peekCloseMs?: number;
@@ -45,6 +53,11 @@ export interface DevServerOptions {
    * server without them (`faults.omitTurnCorrelation()` switches both on a live server).
    */
   wire?: Partial<WireOptions>;
+  /**
+   * A cold start, simulated: every new run (first or continuation) waits this long before it
+   * boots, as a real run waits to be dequeued and its process to start. Default 0.
+   */
+  bootDelayMs?: number;
 }
 
 /** Options with every default filled in: defaults live here and nowhere else. */
@@ -56,6 +69,7 @@ export interface ResolvedDevServerOptions {
   trimDelayMs: number;
   tokenTtlSeconds: number;
   idleTimeoutSeconds: number;
+  dataDir: string | undefined;
   objectStore: 'memory' | { dir: string } | ObjectStore;
   peekCloseMs: number;
   maxBatchRecords: number;
@@ -63,6 +77,7 @@ export interface ResolvedDevServerOptions {
   logger: DevServerLogger;
   clock: () => number;
   wire: WireOptions;
+  bootDelayMs: number;
 }
 
 export const DEFAULT_TRIM_DELAY_MS = 15_000;
@@ -83,7 +98,8 @@ export function resolveOptions(
     trimDelayMs: options.trimDelayMs ?? DEFAULT_TRIM_DELAY_MS,
     tokenTtlSeconds: options.tokenTtlSeconds ?? TOKEN_LIFETIME_SECONDS,
     idleTimeoutSeconds: options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS,
-    objectStore: options.objectStore ?? 'memory',
+    dataDir: options.dataDir,
+    objectStore: options.objectStore ?? (options.dataDir === undefined ? 'memory' : { dir: options.dataDir }),
     peekCloseMs: options.peekCloseMs ?? 1000,
     maxBatchRecords: options.maxBatchRecords ?? 1000,
     maxStreamsPerSession: options.maxStreamsPerSession ?? 16,
@@ -93,5 +109,6 @@ export function resolveOptions(
       appendSeq: options.wire?.appendSeq ?? true,
       sessionInEventId: options.wire?.sessionInEventId ?? true,
     },
+    bootDelayMs: options.bootDelayMs ?? 0,
   };
 }

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { type HttpBindings, serve } from '@hono/node-server';
 import { createDevServerApp, type DevServerApp } from './app.js';
 import {
   type ConnectionLimits,
@@ -36,7 +36,9 @@ export interface DevServer {
   cancelRun(sessionId: string): boolean;
   /**
    * Closes every connection and listens again on the same port. Sessions, logs and live
-   * runs are kept unless `keepState: false` (then the server starts empty, same secret key).
+   * runs are kept unless `keepState: false`: then the app starts anew with the same secret
+   * key, empty in memory, or with a `dataDir` as a restarted process would (every session
+   * back, no run live; a turn the restart cut ends as a crashed run's does).
    */
   restart(options?: { keepState?: boolean }): Promise<void>;
   close(): Promise<void>;
@@ -45,7 +47,8 @@ export interface DevServer {
 function listen(app: DevServerApp, port: number, host: string, limits: ConnectionLimits): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = serve({
-      fetch: app.app.fetch,
+      // An HTTP/1 server (serverOptionsFor): its bindings are always Node's IncomingMessage/ServerResponse.
+      fetch: (request, env) => app.app.fetch(request, env as HttpBindings),
       port,
       hostname: host,
       serverOptions: serverOptionsFor(limits),
@@ -99,14 +102,14 @@ export async function startDevServer(options: StartDevServerOptions = {}): Promi
     async restart(restartOptions = {}) {
       await shut(server);
       if (restartOptions.keepState === false) {
-        app.dispose();
+        await app.close();
         app = createDevServerApp({ ...options, secretKey: app.secretKey });
       }
       server = await listen(app, port, host, limits);
     },
     async close() {
       await shut(server);
-      app.dispose();
+      await app.close();
     },
   };
 }

@@ -1,6 +1,11 @@
 import { DurableChatError } from './durable-chat-error.js';
 
-export type ConfigurationErrorCode = 'SECRET_KEY_REJECTED' | 'TASK_NOT_FOUND' | 'INVALID_CONFIG';
+export type ConfigurationErrorCode =
+  | 'SECRET_KEY_REJECTED'
+  | 'TASK_NOT_FOUND'
+  | 'INVALID_CONFIG'
+  | 'STALE_ACCESS_TOKEN'
+  | 'TASK_MISMATCH';
 
 /**
  * The app's setup is wrong: a secret key the service rejects, a task id it does not serve,

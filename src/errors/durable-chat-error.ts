@@ -17,6 +17,8 @@ export type DurableChatErrorCode =
   | 'SECRET_KEY_REJECTED'
   | 'TASK_NOT_FOUND'
   | 'INVALID_CONFIG'
+  | 'STALE_ACCESS_TOKEN'
+  | 'TASK_MISMATCH'
   // HTTP answers
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
@@ -34,7 +36,12 @@ export type DurableChatErrorCode =
   | 'TOKEN_UNAVAILABLE'
   | 'ABORTED'
   // several tabs on one chat
-  | 'TURN_IN_OTHER_TAB';
+  | 'TURN_IN_OTHER_TAB'
+  // the dev server's data folder
+  | 'DATA_FOLDER_IN_USE'
+  | 'DATA_FOLDER_CORRUPT'
+  // the first reply from the app's own route (head start)
+  | 'HEAD_START_FAILED';
 
 export interface DurableChatErrorOptions {
   code: DurableChatErrorCode;

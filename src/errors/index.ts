@@ -1,11 +1,13 @@
 export { ConfigurationError, type ConfigurationErrorCode } from './configuration-error.js';
 export { ConnectionError, type ConnectionErrorCode, TurnRejectedError } from './connection-error.js';
+export { DataFolderError, type DataFolderErrorCode } from './data-folder-error.js';
 export {
   DurableChatError,
   type DurableChatErrorCode,
   type DurableChatErrorOptions,
   isDurableChatError,
 } from './durable-chat-error.js';
+export { HeadStartError } from './head-start-error.js';
 export {
   AuthError,
   HttpError,

@@ -1,4 +1,12 @@
 export {
+  HEAD_START_HANDOVER_CHUNK,
+  HEAD_START_SESSION_CHUNK,
+  HEAD_START_SESSION_EXISTS,
+  type HeadStartHandoverData,
+  type HeadStartSessionData,
+  parseHeadStartRequest,
+} from './head-start.js';
+export {
   COMMAND_TRIM,
   CONTROL,
   EVENT_STREAM,

@@ -41,6 +41,9 @@ export function adoptPersistedRecord(client: SessionClient, record: PersistedCha
   if (startsTurn) {
     patch.turnLive = true;
     patch.turnStartCursor = record.turnStartCursor;
+    // The input the other tab's turn answers: a resume here tells that turn by it too.
+    patch.turnInSeq = record.turnInSeq;
+    patch.turnPriorInSeq = record.turnPriorInSeq;
   } else if (!record.turnLive && state.turnLive && atLeastAsFar && remote !== local) {
     // The other tab read the turn to its end further than we did.
     patch.turnLive = false;

@@ -13,9 +13,10 @@ export interface ChatSessionOptions extends Omit<SessionChatTransportOptions, 'p
   /** Key prefix for `'local'` / `'session'` persistence. Default `durable-chat:`. */
   storagePrefix?: string;
   /**
-   * Whose record this is, e.g. the signed-in user's id: part of the storage key, so a stored
-   * token is only used again by the same scope. Set it wherever two people may share a
-   * browser; without it records are keyed by chat id alone. Changing it switches sessions.
+   * Whose record this is, e.g. the signed-in user's id: part of the storage key, and only
+   * then does the record keep the session token (used again by this scope alone, so a reload
+   * resumes without asking the route). Without it the record keeps no token and a reloaded
+   * page is authorized by the route once. Changing it switches sessions.
    */
   scope?: string;
   /** Closes the session on the app's server (e.g. `createRouteSessionCallbacks(...).closeSession`). Needed by `close()`. */

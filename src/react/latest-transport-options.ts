@@ -48,5 +48,6 @@ export function latestTransportOptions(
     },
     coalesceDeltas: initial.coalesceDeltas,
     environment: initial.environment,
+    headStart: initial.headStart,
   };
 }

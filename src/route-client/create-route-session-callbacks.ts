@@ -19,8 +19,9 @@ export interface RouteSessionCallbacksOptions {
 
 export interface RouteSessionCallbacks {
   /**
-   * Creates (or returns) the chat's session. The task identifier is the server's choice, not
-   * sent. `currentRunId` is the session row's (`null`: no live run), `undefined` when the
+   * Creates (or returns) the chat's session. The task identifier is the server's choice:
+   * leave it out. Given, it is sent only to be checked, and a route serving another task
+   * refuses with `ConfigurationError` `TASK_MISMATCH`. `currentRunId` is the session row's (`null`: no live run), `undefined` when the
    * route did not say. `isCached` is `false` when this call created the session (`undefined`
    * when the route did not say). A closed session throws `SessionClosedError` (`SESSION_CLOSED`).
    */
@@ -97,7 +98,13 @@ function configurationErrorFromRoute(
 ): ConfigurationError | undefined {
   const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const code = record.code;
-  if (code !== 'SECRET_KEY_REJECTED' && code !== 'TASK_NOT_FOUND') return undefined;
+  if (
+    code !== 'SECRET_KEY_REJECTED' &&
+    code !== 'TASK_NOT_FOUND' &&
+    code !== 'INVALID_CONFIG' &&
+    code !== 'TASK_MISMATCH'
+  )
+    return undefined;
   const said = typeof record.error === 'string' ? `: ${record.error.slice(0, 500)}` : '';
   return new ConfigurationError({
     code,
@@ -177,11 +184,12 @@ export function createRouteSessionCallbacks(options: RouteSessionCallbacksOption
   }
 
   return {
-    async startSession({ chatId, clientData }) {
+    async startSession({ chatId, clientData, taskIdentifier }) {
       validateChatId(chatId);
-      const body = await post(
-        clientData === undefined ? { action: 'start', chatId } : { action: 'start', chatId, clientData },
-      );
+      const request: ChatRouteRequest = { action: 'start', chatId };
+      if (clientData !== undefined) request.clientData = clientData;
+      if (taskIdentifier !== undefined) request.taskIdentifier = taskIdentifier;
+      const body = await post(request);
       const publicAccessToken = readString(body, 'publicAccessToken', 'chat route start');
       const sessionId = readString(body, 'sessionId', 'chat route start');
       const currentRunId = readCurrentRunId(body);

@@ -4,10 +4,12 @@ import { validateCloseReason, validateExternalId } from '../protocol/validate.js
 /**
  * The chat route protocol between the browser (`createRouteSessionCallbacks`) and the app's
  * server (`createChatRouteHandler`): one POST endpoint, JSON in and out. It carries no
- * task identifier: the server decides which agent a browser may start.
+ * task identifier the server uses: the server decides which agent a browser may start. A
+ * browser that names one anyway (`start`'s optional `taskIdentifier`) only has it checked
+ * against the server's: a different one is refused (`TASK_MISMATCH`), never used.
  */
 export type ChatRouteRequest =
-  | { action: 'start'; chatId: string; clientData?: unknown }
+  | { action: 'start'; chatId: string; clientData?: unknown; taskIdentifier?: string }
   | { action: 'token'; chatId: string; clientData?: unknown }
   | { action: 'close'; chatId: string; reason?: string };
 
@@ -60,7 +62,8 @@ export function validateChatId(value: unknown, field = 'chatId'): asserts value 
 
 /**
  * Checks a parsed route body and returns it typed. Unknown fields are dropped, so nothing
- * the browser adds (a `taskIdentifier`, say) reaches the session service.
+ * else the browser adds reaches the session service; `start`'s `taskIdentifier` is kept
+ * only for the route to compare with its own.
  */
 export function parseChatRouteRequest(value: unknown): ChatRouteRequest {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -78,7 +81,16 @@ export function parseChatRouteRequest(value: unknown): ChatRouteRequest {
     return body.reason === undefined ? { action, chatId } : { action, chatId, reason: body.reason as string };
   }
   const kind = action as 'start' | 'token';
-  return body.clientData === undefined
-    ? { action: kind, chatId }
-    : { action: kind, chatId, clientData: body.clientData };
+  const request: ChatRouteRequest =
+    body.clientData === undefined
+      ? { action: kind, chatId }
+      : { action: kind, chatId, clientData: body.clientData };
+  if (request.action !== 'start' || body.taskIdentifier === undefined) return request;
+  if (typeof body.taskIdentifier !== 'string' || body.taskIdentifier === '') {
+    throw new ValidationError({
+      field: 'taskIdentifier',
+      message: 'taskIdentifier: must be a non-empty string',
+    });
+  }
+  return { ...request, taskIdentifier: body.taskIdentifier };
 }

@@ -1,3 +1,4 @@
+import { ConfigurationError } from '../errors/configuration-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../protocol/json-depth.js';
 import type { TriggerConfig } from '../protocol/types.js';
@@ -11,6 +12,7 @@ import {
 } from '../route-client/route-protocol.js';
 import { callAuthorize } from './authorize-call.js';
 import { readBodyText } from './read-body-text.js';
+import { redactSecret } from './redact-secret.js';
 import type { RetryOptions } from './retry-delay.js';
 import { errorResponse, jsonResponse, mapUpstreamFailure } from './route-responses.js';
 import { type CreateSessionInput, createSessionsApi, type SessionsApi } from './sessions-api.js';
@@ -66,10 +68,74 @@ export interface ChatRouteHandlerOptions {
   onError?(error: unknown, context: { action: ChatRouteAction; chatId: string }): void;
 }
 
-function logError(error: unknown, context: { action: ChatRouteAction; chatId: string }): void {
+/** The default `onError`: one line per failure, with the fix where the operator has one to make. */
+function logError(
+  error: unknown,
+  context: { action: ChatRouteAction; chatId: string },
+  options: Pick<ChatRouteHandlerOptions, 'baseURL' | 'secretKey'>,
+): void {
   const code = isDurableChatError(error) ? ` ${error.code}` : '';
   const detail = error instanceof Error ? `${error.name}${code}: ${error.message}` : String(error);
-  console.error(`[durable-chat/server] chat route "${context.action}" failed: ${detail}`);
+  const hint = unreachableHint(error, options.baseURL);
+  const line = `[durable-chat/server] chat route "${context.action}" failed: ${detail}${hint}`;
+  console.error(redactSecret(line, options.secretKey));
+}
+
+/**
+ * A session service that does not answer is the operator's to fix (started? the right
+ * `baseURL`?); the bare "the request failed" hides why, which only the cause chain knows.
+ */
+function unreachableHint(error: unknown, baseURL: string): string {
+  if (!isDurableChatError(error) || error.code !== 'NETWORK_ERROR') return '';
+  let cause: unknown = error.cause;
+  let why: string | undefined;
+  for (let depth = 0; depth < 5 && cause instanceof Error; depth++) {
+    why = cause.message;
+    cause = cause.cause;
+  }
+  const because = why === undefined ? '' : ` (${why.slice(0, 200)})`;
+  return (
+    `; the session service at ${baseURL} did not answer${because}. Is it running ` +
+    '(`npx durable-chat dev` locally), and is baseURL its address?'
+  );
+}
+
+/**
+ * The browser named a task other than this route's. It is never used (the route decides);
+ * refusing it, rather than serving this route's task, stops a chat from talking to an agent
+ * its code does not name, and the message says the one-line fix.
+ */
+function taskMismatch(asked: string, served: string): ConfigurationError {
+  return new ConfigurationError({
+    code: 'TASK_MISMATCH',
+    field: 'taskIdentifier',
+    status: 400,
+    message:
+      `the browser asked for task "${asked.slice(0, 100)}", and this chat route serves "${served}". ` +
+      "Remove taskIdentifier from the browser's options (the route's taskIdentifier decides), or make them the same.",
+  });
+}
+
+/**
+ * The route's own options made into the sessions API. A missing or malformed `secretKey` or
+ * `baseURL` (an unset environment variable) is the operator's to fix: `INVALID_CONFIG`,
+ * naming the option, never a generic internal error.
+ */
+function sessionsApiOf(options: ChatRouteHandlerOptions): SessionsApi {
+  try {
+    return createSessionsApi(options);
+  } catch (error) {
+    if (!isDurableChatError(error) || error.code !== 'INVALID_INPUT') throw error;
+    const field = (error as { field?: unknown }).field;
+    throw new ConfigurationError({
+      code: 'INVALID_CONFIG',
+      field: typeof field === 'string' ? field : undefined,
+      message:
+        `createChatRouteHandler: ${error.message}. Set it where the server starts ` +
+        '(TRIGGER_SECRET_KEY and TRIGGER_API_URL in .env.local or the environment; `npx durable-chat dev` prints both).',
+      cause: error,
+    });
+  }
 }
 
 /**
@@ -83,11 +149,14 @@ export function createChatRouteHandler(
   // may not be set yet. A missing key then fails the request (500), not the build.
   let sessions: SessionsApi | undefined;
   const api = (): SessionsApi => {
-    sessions ??= createSessionsApi(options);
+    sessions ??= sessionsApiOf(options);
     return sessions;
   };
   const maxBodyBytes = options.maxBodyBytes ?? 65_536;
-  const onError = options.onError ?? logError;
+  const onError =
+    options.onError ??
+    ((error: unknown, context: { action: ChatRouteAction; chatId: string }) =>
+      logError(error, context, options));
   const authorizeTimeoutMs = options.authorizeTimeoutMs ?? 10_000;
 
   async function createInput(
@@ -136,6 +205,12 @@ export function createChatRouteHandler(
       if (sessionId !== null) await api().close(sessionId, body.reason, { signal: request.signal });
       return jsonResponse({ closed: true } satisfies ChatRouteCloseResponse);
     }
+    if (
+      body.action === 'start' &&
+      body.taskIdentifier !== undefined &&
+      body.taskIdentifier !== options.taskIdentifier
+    )
+      throw taskMismatch(body.taskIdentifier, options.taskIdentifier);
     const input = await createInput(request, body.chatId, body.clientData);
     const session = await api().create(input, { signal: request.signal });
     // Passed on only when the service sent it: the browser must not mistake a missing

@@ -19,6 +19,13 @@ export {
   type ChatRouteHandlerOptions,
   createChatRouteHandler,
 } from './chat-route-handler.js';
+export {
+  createHeadStartHandler,
+  type HeadStartHandlerOptions,
+  type HeadStartReply,
+  type HeadStartReplyInput,
+  type UIMessageStreamProducer,
+} from './head-start-handler.js';
 export { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './retry-delay.js';
 export type { ChatRouteErrorCode } from './route-responses.js';
 export {

@@ -21,6 +21,8 @@ export interface UpstreamCall {
   operation: string;
   idempotent: boolean;
   signal?: AbortSignal;
+  /** More request headers (an `X-Part-Id`); never `Authorization`. */
+  headers?: Record<string, string>;
 }
 
 export interface UpstreamResult {
@@ -71,6 +73,7 @@ async function attempt(context: UpstreamContext, call: UpstreamCall): Promise<Up
     response = await fetchImpl(`${context.baseURL}${call.path}`, {
       method: 'POST',
       headers: {
+        ...call.headers,
         authorization: `Bearer ${context.secretKey}`,
         'content-type': 'application/json',
         accept: 'application/json',

@@ -16,7 +16,9 @@ export type ChatRouteErrorCode =
   | 'AUTHORIZE_TIMEOUT'
   | 'UPSTREAM_ERROR'
   | 'SECRET_KEY_REJECTED'
-  | 'TASK_NOT_FOUND';
+  | 'TASK_NOT_FOUND'
+  | 'INVALID_CONFIG'
+  | 'TASK_MISMATCH';
 
 // Tokens travel in these bodies: no cache may keep them.
 const BASE_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
@@ -73,17 +75,20 @@ export function mapUpstreamFailure(error: unknown): MappedFailure {
       return { response, serverSide: true };
     }
     case 'SECRET_KEY_REJECTED':
-    case 'TASK_NOT_FOUND': {
+    case 'TASK_NOT_FOUND':
+    case 'INVALID_CONFIG': {
       // The operator's to fix, not the browser's: the full story (service URL, task id, the
       // fix) goes to the server log; the browser gets the code and where to look.
-      const what = error.code === 'SECRET_KEY_REJECTED' ? "this route's secret key" : "this route's task id";
-      const response = errorResponse(
-        500,
-        error.code,
-        `the session service rejected ${what}; the server's log says how to fix it`,
-      );
+      const what =
+        error.code === 'INVALID_CONFIG'
+          ? 'the chat route is not set up'
+          : `the session service rejected ${error.code === 'SECRET_KEY_REJECTED' ? "this route's secret key" : "this route's task id"}`;
+      const response = errorResponse(500, error.code, `${what}; the server's log says how to fix it`);
       return { response, serverSide: true };
     }
+    case 'TASK_MISMATCH':
+      // The app's own code disagrees with itself: the browser may show the fix, and the log has it.
+      return { response: errorResponse(400, 'TASK_MISMATCH', error.message), serverSide: true };
     case 'INVALID_INPUT':
     case 'PAYLOAD_TOO_LARGE':
       // The browser's input was checked before, so this came from the app's createOptions.

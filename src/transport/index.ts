@@ -1,3 +1,4 @@
+export type { HeadStartOptions } from './head-start.js';
 export { type SessionCallOptions, SessionChatTransport } from './session-chat-transport.js';
 export {
   mergeMetadata,

@@ -16,6 +16,7 @@ import {
 import type { ChatInputChunk } from '../protocol/types.js';
 import { serializeAppend } from '../protocol/validate.js';
 import { DeferredStop, listenForAbort } from './deferred-stop.js';
+import { HeadStart } from './head-start.js';
 import { mergeMetadata, type SessionChatTransportOptions, withPayloadExtras } from './transport-options.js';
 import { type TurnMode, type TurnOutcome, TurnStream } from './turn-stream.js';
 
@@ -75,6 +76,25 @@ interface ChatEntry {
   stopping: { generation: number; done: Promise<void> } | undefined;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
   messageIds: Map<string, string>;
+  /**
+   * The append of the turn that went live with `generation`, until answered: a resume of that
+   * turn meanwhile waits for its seq (see `ownInput`).
+   */
+  answering: { generation: number; answer: Promise<AppendAnswer> } | undefined;
+  /**
+   * Actions stored while another turn was live, by `.in` seq: each answers with a turn of its
+   * own after it, live (resumable) once the one before is over. In memory only.
+   */
+  queuedTurns: (number | undefined)[];
+}
+
+/** How an append ended, for a resumed turn waiting for its seq. */
+type AppendAnswer = { ok: true; seq: number | undefined } | { ok: false; error: unknown };
+
+/** What a resumed turn knows of its own append (see `SessionChatTransport.ownInput`). */
+interface OwnInput {
+  seq: number | undefined | Promise<AppendAnswer>;
+  priorSeq: number | undefined;
 }
 
 /**
@@ -98,11 +118,33 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   /** Chats this page disconnected, oldest first: idle ones beyond the cap are dropped. */
   private readonly disconnected = new Set<string>();
 
-  constructor(private readonly options: SessionChatTransportOptions) {}
+  private readonly headStart: HeadStart | undefined;
+
+  constructor(private readonly options: SessionChatTransportOptions) {
+    this.headStart = options.headStart === undefined ? undefined : new HeadStart(options.headStart);
+  }
 
   async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
     const { trigger, chatId, messageId, messages, abortSignal } = options;
     const metadata = mergeMetadata(this.options.clientData, options.metadata);
+    if (this.headStart !== undefined && trigger === 'submit-message') {
+      // A new chat's first turn through the app's own route (see head-start.ts).
+      const entry = this.entry(chatId);
+      const busy = entry.active !== undefined || entry.draining.size > 0 || entry.client.busy;
+      const headers = options.headers as Record<string, string> | Headers | undefined;
+      const body = options.body;
+      const reply = await this.headStart.send({
+        client: entry.client,
+        busy,
+        chatId,
+        messages,
+        metadata,
+        body,
+        headers,
+        abortSignal,
+      });
+      if (reply !== undefined) return reply;
+    }
     let chunk: ChatInputChunk<UI_MESSAGE>;
     if (trigger === 'submit-message') {
       const message = messages[messages.length - 1];
@@ -136,10 +178,30 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // This page's own send whose append was still unanswered when it went away: sent again under
     // its part id (stored once either way), so its reply is known to come.
     const resend = knownStart && !state.turnStored ? state.pendingAppend : undefined;
+    const resent = resend === undefined ? undefined : this.resendPending(entry, resend);
+    // The turn of this page's own append (or another tab's, via the shared record) is told from
+    // other inputs' turns by that append's seq, as its send was; else the first turn after its
+    // start cursor is taken for it.
+    const own = knownStart ? this.ownInput(entry, state, resent) : undefined;
     const turn = this.replace(entry, {
       client,
       from: knownStart ? state.turnStartCursor : state.lastEventId,
-      mode: { type: 'replay', knownStart },
+      mode:
+        own === undefined
+          ? { type: 'replay', knownStart }
+          : {
+              type: 'send',
+              trigger: 'submit-message',
+              resumed: true,
+              attribution: {
+                edge: state.turnStartCursor ?? -1,
+                // This turn's reply begins with its `start`: anything before it is the rest of an
+                // earlier turn (one this page stopped, another input's).
+                openAtCursor: true,
+                earlierStarts: state.stoppedTurn === 'unstarted' ? 1 : 0,
+                expectedInSeq: own.priorSeq === undefined ? undefined : own.priorSeq + 1,
+              },
+            },
       // A settled peek closes before a reply that has not begun yet: never for a turn whose
       // append this chat saw stored (the spec: not right after a submit). A turn whose append
       // was still unanswered may never have reached the server: the peek tells.
@@ -150,7 +212,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
     });
     turn.start();
-    if (resend !== undefined) this.resendPending(entry, turn, resend);
+    if (own !== undefined) this.awaitOwnSeq(entry, turn, own.seq);
     // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
     // resume replaces it (StrictMode mounts twice). `stop(chatId)` stops a resumed turn.
     listenForAbort(options.abortSignal, () => this.disconnectTurn(entry, turn));
@@ -183,6 +245,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     active?.stop(true); // reported to the AI SDK as its own stop() is (isAbort)
     for (const turn of entry.draining) turn.stop();
     entry.draining.clear();
+    entry.queuedTurns = []; // the user stopped: what was queued behind the live turn is not resumed
     const state = entry.client.getState();
     if (!state.turnLive) return;
     if (!this.stopInFlight(entry)) this.markStopped(entry, stoppedTurnMark(active, state));
@@ -196,6 +259,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   async sendAction(chatId: string, action: unknown, options: SessionCallOptions = {}): Promise<AppendResult> {
     const entry = this.entry(chatId);
     entry.stops.flush();
+    const lastRead = entry.edge;
     entry.edge = undefined; // its output lands after the edge: the next send must read to it
     const { client, active } = entry;
     const chunk = actionChunk({
@@ -209,12 +273,23 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const goesLive =
       (!before.turnLive || this.stopInFlight(entry)) && (active === undefined || active.finished);
     const generation = goesLive ? ++entry.generation : entry.generation;
+    // With this page's own edge, every `.in` seq up to `entry.inSeq` was answered before it.
+    const ownEdge = lastRead?.endCursor !== undefined && lastRead.endCursor === before.lastEventId;
     if (goesLive)
-      client.store.setState({ turnLive: true, turnStored: false, turnStartCursor: before.lastEventId });
+      client.store.setState({
+        turnLive: true,
+        turnStored: false,
+        turnStartCursor: before.lastEventId,
+        turnInSeq: undefined,
+        turnPriorInSeq: ownEdge ? entry.inSeq : undefined,
+      });
+    let answered: (answer: AppendAnswer) => void = () => {};
+    if (goesLive) entry.answering = { generation, answer: new Promise((resolve) => (answered = resolve)) };
     let result: AppendResult;
     try {
       result = await this.appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
     } catch (error) {
+      answered({ ok: false, error });
       entry.inSeq = undefined;
       if (goesLive && entry.generation === generation && !client.getState().closed)
         client.store.setState({
@@ -226,7 +301,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     }
     this.noteInSeq(entry, result.seq);
     if (goesLive && entry.generation === generation && client.getState().turnLive)
-      client.store.setState({ turnStored: true });
+      client.store.setState({ turnStored: true, turnInSeq: result.seq });
+    else if (!goesLive) this.queueTurn(entry, result.seq);
+    answered({ ok: true, seq: result.seq });
     return result;
   }
 
@@ -363,6 +440,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     };
     entry.edge = undefined;
     entry.side = { count: 0, inFlight: 0, maxSeq: -1 };
+    entry.queuedTurns = []; // their turns come before this send's, which reads past them
     this.markStopped(entry, undefined);
     entry.stoppedBy = undefined;
     // Sending while a reply streams: the earlier turn keeps its reader to its own
@@ -420,14 +498,21 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const inSeqBefore = entry.inSeq;
     const generation = ++entry.generation;
     const pendingAppend = { partId, body };
+    const expected = turn.expectedInSeq;
     if (!wasLive)
       client.store.setState({
         turnLive: true,
         turnStored: false,
-        turnStartCursor: before.lastEventId,
+        // Records up to the edge found before the append (earlier turns, read while locating)
+        // are not this turn's: a resume starts after them.
+        turnStartCursor: laterCursor(turn.edgeCursor, before.lastEventId),
+        turnInSeq: undefined,
+        turnPriorInSeq: expected === undefined ? undefined : expected - 1,
         pendingAppend,
       });
     else client.store.setState({ pendingAppend });
+    let answered: (answer: AppendAnswer) => void = () => {};
+    if (!wasLive) entry.answering = { generation, answer: new Promise((resolve) => (answered = resolve)) };
     const settlePending = (patch: Partial<ChatSessionState>) =>
       settlePendingAppend(client, pendingAppend, patch);
     // The stream is returned now, not when the append is answered: a slow or retried append
@@ -447,16 +532,21 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         (result: AppendResult) => {
           appended = true;
           this.noteInSeq(entry, result.seq);
+          const live = client.getState().turnLive && entry.generation === generation;
           settlePending(
-            client.getState().turnLive && !client.getState().turnStored && entry.generation === generation
-              ? { turnStored: true }
-              : {},
+            live && !wasLive
+              ? { turnStored: true, turnInSeq: result.seq }
+              : live && !client.getState().turnStored
+                ? { turnStored: true }
+                : {},
           );
+          answered({ ok: true, seq: result.seq });
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
           entry.inSeq = undefined; // it may have been stored before the failure
           settlePending({});
+          answered({ ok: false, error });
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
           if (entry.stoppedBy?.turn === turn && refusedForGood(error)) {
@@ -495,30 +585,104 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   /**
    * After a reload: sends the unanswered append of the turn being resumed again, under its
-   * part id. Answered: the turn is stored. Refused outright: it never was, and the resumed
-   * stream ends, not live. Other failures are reported; the resume goes on (its liveness
-   * watch bounds it).
+   * part id. Answered: the turn is stored. Refused outright: it never was, and the chat is not
+   * live (the resumed stream ends, see `awaitOwnSeq`). Other failures are reported; the resume
+   * goes on (its liveness watch bounds it).
    */
-  private resendPending(entry: ChatEntry, turn: TurnStream, pending: { partId: string; body: string }): void {
+  private resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
     const { client } = entry;
     const settle = (patch: Partial<ChatSessionState>) => settlePendingAppend(client, pending, patch);
-    client.appendBody(pending.body, 'message', { partId: pending.partId }).then(
-      (result) => {
+    return client.appendBody(pending.body, 'message', { partId: pending.partId }).then(
+      (result): AppendAnswer => {
         this.noteInSeq(entry, result.seq);
-        settle(client.getState().turnLive ? { turnStored: true } : {});
+        settle(client.getState().turnLive ? { turnStored: true, turnInSeq: result.seq } : {});
+        return { ok: true, seq: result.seq };
       },
-      (error: unknown) => {
+      (error: unknown): AppendAnswer => {
         entry.inSeq = undefined;
-        if (refusedForGood(error)) {
-          settle({ turnLive: false, turnStored: false, turnStartCursor: undefined });
-          turn.stop();
-        } else settle({});
+        if (refusedForGood(error)) settle({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+        else settle({});
         if (isDurableChatError(error))
           client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
         else
           client.environment.warn(`could not send chat ${client.chatId}'s message again: ${String(error)}`);
+        return { ok: false, error };
       },
     );
+  }
+
+  /**
+   * What a resumed turn knows of the input it answers: its append's seq (stored with the
+   * record; or the answer of the append still in flight, here or resent after a reload), and
+   * the seq answered before it. `undefined`: nothing (an older record, a server without
+   * seqs); the resume takes the first turn after its start cursor.
+   */
+  private ownInput(
+    entry: ChatEntry,
+    state: ChatSessionState,
+    resent: Promise<AppendAnswer> | undefined,
+  ): OwnInput | undefined {
+    const priorSeq = state.turnPriorInSeq;
+    if (state.turnInSeq !== undefined) return { seq: state.turnInSeq, priorSeq };
+    if (resent !== undefined) return { seq: resent, priorSeq };
+    const answering = entry.answering;
+    if (answering !== undefined && answering.generation === entry.generation)
+      return { seq: answering.answer, priorSeq };
+    return undefined;
+  }
+
+  /**
+   * Gives a resumed turn its append's seq. An append that failed: the turn goes on by the edge
+   * rules while the chat is still live (its liveness watch bounds it), else it ends.
+   */
+  private awaitOwnSeq(entry: ChatEntry, turn: TurnStream, seq: OwnInput['seq']): void {
+    if (!(seq instanceof Promise)) {
+      turn.appendDone(seq);
+      return;
+    }
+    void seq.then((answer) => {
+      if (answer.ok) turn.appendDone(answer.seq);
+      else if (entry.client.getState().turnLive) turn.appendDone(undefined);
+      else turn.stop();
+    });
+  }
+
+  /**
+   * An action stored while another turn was live: its output is a turn after that one. Live at
+   * once when that turn is over already (read from the cursor, told by its seq), else when it
+   * ends (`promoteQueued`).
+   */
+  private queueTurn(entry: ChatEntry, seq: number | undefined): void {
+    const { client } = entry;
+    if (client.getState().closed) return;
+    if (client.getState().turnLive) {
+      entry.queuedTurns.push(seq);
+      return;
+    }
+    this.goLiveQueued(entry, seq, client.getState().lastEventId, undefined);
+  }
+
+  /** The live turn is over: the next queued action's turn is the live one now. */
+  private promoteQueued(entry: ChatEntry, ended: TurnStream): void {
+    if (entry.queuedTurns.length === 0 || entry.client.getState().turnLive) return;
+    const seq = entry.queuedTurns.shift();
+    this.goLiveQueued(entry, seq, ended.completedSeq, ended.completedInSeq);
+  }
+
+  private goLiveQueued(
+    entry: ChatEntry,
+    seq: number | undefined,
+    startCursor: number | undefined,
+    priorSeq: number | undefined,
+  ): void {
+    entry.generation++;
+    entry.client.store.setState({
+      turnLive: true,
+      turnStored: true,
+      turnStartCursor: startCursor,
+      turnInSeq: seq,
+      turnPriorInSeq: priorSeq === undefined || seq === undefined || priorSeq >= seq ? undefined : priorSeq,
+    });
   }
 
   /** A steering message or an action: noted in `side` (see there) while and after it goes out. */
@@ -553,7 +717,11 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     releasePrevious = true,
   ): TurnStream {
     if (releasePrevious) entry.active?.release();
-    const turn = new TurnStream({ ...options, coalesceDeltas: this.options.coalesceDeltas });
+    const turn: TurnStream = new TurnStream({
+      ...options,
+      coalesceDeltas: this.options.coalesceDeltas,
+      onOver: () => this.promoteQueued(entry, turn),
+    });
     entry.active = turn;
     return turn;
   }
@@ -657,7 +825,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       baseURL: options.baseURL,
       chatId,
       taskIdentifier: options.taskIdentifier,
-      startSession: options.startSession,
+      startSession:
+        this.headStart === undefined
+          ? options.startSession
+          : this.headStart.wrapStartSession(options.startSession),
       getAccessToken: options.getAccessToken,
       clientData: options.clientData,
       headers: options.headers,
@@ -682,6 +853,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       generation: 0,
       stopping: undefined,
       messageIds: new Map(),
+      answering: undefined,
+      queuedTurns: [],
     };
     this.chats.set(chatId, entry);
     return entry;
@@ -699,6 +872,11 @@ function stoppedTurnMark(active: TurnStream | undefined, state: ChatSessionState
   const readPastStart =
     lastEventId !== undefined && (turnStartCursor === undefined || lastEventId > turnStartCursor);
   return readPastStart ? 'started' : 'unstarted';
+}
+
+function laterCursor(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  return b === undefined ? a : Math.max(a, b);
 }
 
 /** An append the server refused outright (a 4xx other than 408 and 429): it was never stored. */

@@ -1,6 +1,7 @@
 import type { UIMessage } from 'ai';
 import type { SessionClientOptions } from '../client/session-client.js';
 import type { ChatInputChunk } from '../protocol/types.js';
+import type { HeadStartOptions } from './head-start.js';
 
 /** The transport takes every `SessionClient` option except the chat id (it serves many chats). */
 export interface SessionChatTransportOptions extends Omit<SessionClientOptions, 'chatId'> {
@@ -16,6 +17,13 @@ export interface SessionChatTransportOptions extends Omit<SessionClientOptions, 
    * never held back to wait for another). Default true; false hands over one chunk per record.
    */
   coalesceDeltas?: boolean;
+  /**
+   * Head start: the first turn of a new chat (no session yet) goes to the app's own route
+   * (`createHeadStartHandler` of `durable-chat/server`), which streams the reply at once while
+   * the agent's run boots and then hands the chat over; every later turn goes to `.in`.
+   * Default: none (every turn goes to `.in`). See docs/head-start.md.
+   */
+  headStart?: HeadStartOptions;
 }
 
 const RESERVED_BODY_FIELDS = new Set(['chatId', 'trigger', 'message']);

@@ -1,5 +1,6 @@
 import type { UIMessageChunk } from 'ai';
 import type { SessionClient } from '../client/session-client.js';
+import type { ChatSessionState } from '../client/session-store.js';
 import { TurnRejectedError } from '../errors/connection-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { RunGoneError } from '../errors/run-gone-error.js';
@@ -44,6 +45,12 @@ export type TurnMode =
       type: 'send';
       trigger: 'submit-message' | 'regenerate-message' | 'action';
       attribution: SendAttribution;
+      /**
+       * A turn of this page's own append, resumed (a remount, a reload): read from its start
+       * cursor and told from other inputs' turns by its append's seq (`appendDone`), as its
+       * send was; otherwise it ends as a replay does (not live when nothing of it came).
+       */
+      resumed?: boolean;
     }
   | { type: 'replay'; knownStart: boolean };
 
@@ -76,6 +83,11 @@ export interface TurnStreamOptions {
   onMessageIdAlias?: (shown: string, actual: string) => void;
   /** See `SessionChatTransportOptions.coalesceDeltas` (default true). */
   coalesceDeltas?: boolean;
+  /**
+   * Called when this completed turn stops being the chat's live turn (its consumer has every
+   * chunk): an input answered meanwhile may have a turn of its own to go live.
+   */
+  onOver?: () => void;
 }
 
 /**
@@ -221,7 +233,10 @@ export class TurnStream {
       this.edge = attribution.edge ?? this.cursor;
       this.earlierOpen = attribution.openAtCursor;
       this.earlierStarts = attribution.earlierStarts;
-      this.holdUntilStored = attribution.edge !== undefined && attribution.expectedInSeq !== undefined;
+      // A resumed turn waits for its append's seq (known, or a resend's answer away) before
+      // deciding whose records are.
+      this.holdUntilStored =
+        mode.resumed === true || (attribution.edge !== undefined && attribution.expectedInSeq !== undefined);
       this.phase =
         attribution.edge === undefined
           ? { type: 'locating', timer: undefined }
@@ -306,6 +321,29 @@ export class TurnStream {
     return this.cleanEnd;
   }
 
+  /**
+   * The `.in` seq this send's append gets when no other input came since the last turn this
+   * page read (its own edge, or the edge it located), when known.
+   */
+  get expectedInSeq(): number | undefined {
+    const { mode } = this.options;
+    return (mode.type === 'send' ? mode.attribution.expectedInSeq : undefined) ?? this.locateExpected;
+  }
+
+  /**
+   * Send mode: every record at or below this `seq_num` was written before the append (the
+   * live edge it found, or was told); a resume of this turn reads from here.
+   */
+  get edgeCursor(): number | undefined {
+    return this.edge < 0 ? undefined : this.edge;
+  }
+
+  /** A turn resumed from its start (a replay that knows it, or this page's own resumed append). */
+  private get resuming(): boolean {
+    const { mode } = this.options;
+    return mode.type === 'replay' ? mode.knownStart : mode.resumed === true;
+  }
+
   /** `session-in-event-id` of the turn's own turn-complete, when the server sent one. */
   get completedInSeq(): number | undefined {
     return this.completedInEventId;
@@ -374,9 +412,7 @@ export class TurnStream {
   appendDone(seq: number | undefined): void {
     if (this.phase.type !== 'appending') return;
     this.appendSeq = seq;
-    const { mode } = this.options;
-    const expected =
-      (mode.type === 'send' ? mode.attribution.expectedInSeq : undefined) ?? this.locateExpected;
+    const expected = this.expectedInSeq;
     if (this.holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
       this.othersUntil = seq - 1;
     } else if (this.edgeGuessed && this.holdUntilStored && seq !== undefined) {
@@ -510,8 +546,8 @@ export class TurnStream {
    * showing a later turn's records as its own.
    */
   private onTrimmed(): void {
-    const { mode, client } = this.options;
-    if (mode.type !== 'replay' || !mode.knownStart || this.firstChunkSeen) return;
+    const { client } = this.options;
+    if (!this.resuming || this.firstChunkSeen) return;
     if (this.phase.type !== 'streaming') return;
     this.turnOver = true;
     this.end('drained');
@@ -526,7 +562,7 @@ export class TurnStream {
    */
   private onSessionReplaced(): void {
     const { mode, client } = this.options;
-    if (mode.type === 'replay') {
+    if (mode.type === 'replay' || mode.resumed === true) {
       this.turnOver = true;
       client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
       this.end('drained');
@@ -703,7 +739,7 @@ export class TurnStream {
         if (!this.earlierOpen && this.earlierStarts > 0) this.earlierStarts--; // a turn with no content
         this.earlierOpen = false;
         this.earlierRestarting = false;
-        this.options.client.store.setState({ turnStartCursor: record.seqNum });
+        this.liveTurnStartsAfter(record.seqNum, inEventId);
         return undefined;
       }
       this.finishTurn(record);
@@ -757,7 +793,18 @@ export class TurnStream {
       return true;
     }
     if (inEventId === undefined || inEventId >= (this.othersUntil as number)) this.othersUntil = undefined;
+    this.liveTurnStartsAfter(record.seqNum, inEventId);
     return undefined;
+  }
+
+  /**
+   * Another input's turn ended at `seqNum` before this one's reply: the live turn starts after
+   * it, so a resume from there needs neither to read nor to skip it.
+   */
+  private liveTurnStartsAfter(seqNum: number, inEventId: number | undefined): void {
+    const patch: Partial<ChatSessionState> = { turnStartCursor: seqNum, turnPriorInSeq: inEventId };
+    if (this.appendSeq !== undefined) patch.turnInSeq = this.appendSeq;
+    this.options.client.store.setState(patch);
   }
 
   private upgraded(record: ControlRecord): void {
@@ -913,7 +960,8 @@ export class TurnStream {
     this.completedAt = record.seqNum;
     this.completedInEventId = record.sessionInEventId;
     this.cleanEnd = record.seqNum;
-    const rejected = mode.type === 'send' && mode.trigger === 'submit-message' && !this.content;
+    const rejected =
+      mode.type === 'send' && mode.resumed !== true && mode.trigger === 'submit-message' && !this.content;
     client.emit({ type: 'turn-completed', chatId: client.chatId, seqNum: record.seqNum, rejected });
     if (rejected) this.end('rejected', new TurnRejectedError());
     else this.end('completed');
@@ -946,11 +994,16 @@ export class TurnStream {
         this.outbox.close(() => {
           if (this.detached || client.getState().closed) return;
           client.store.setState({ turnLive: false, turnStartCursor: undefined });
+          this.options.onOver?.();
         });
         return;
       case 'drained':
         // A resumed turn the peek found settled before any of it showed: it is not live.
-        if (this.options.mode.type === 'replay' && !this.firstChunkSeen && !client.getState().closed)
+        if (
+          (this.options.mode.type === 'replay' || this.options.mode.resumed === true) &&
+          !this.firstChunkSeen &&
+          !client.getState().closed
+        )
           client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
         this.outbox.close();
         return;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { SIZE_GUARD_BYTES } from '../../bench/bundle-size.js';
 import type { VariantName } from '../../bench/clients/client-variant.js';
-import { cpuGuardViolations } from '../../bench/guard.js';
+import { cpuGuardViolations, sizeGuardViolations } from '../../bench/guard.js';
 import type { ThroughputCell } from '../../bench/scenarios/throughput.js';
 import { verifyChunks } from '../../bench/verify-turn.js';
 
@@ -32,7 +33,21 @@ describe('the quick run CPU guard', () => {
       cell('backlog', 'durable-chat', 3.1),
       cell('backlog', 'floor', 2),
     ];
-    expect(cpuGuardViolations(cells)).toEqual([{ shape: 'backlog', ratio: 1.55 }]);
+    expect(cpuGuardViolations(cells)).toEqual([{ shape: 'backlog', variant: 'durable-chat', ratio: 1.55 }]);
+  });
+
+  it('checks the unmerged path (coalesceDeltas: false) against the same floor', () => {
+    const cells = [
+      cell('100', 'durable-chat', 1.2),
+      cell('100', 'durable-chat-unmerged', 1.6),
+      cell('100', 'floor', 1),
+      cell('live', 'durable-chat', 1.2),
+      cell('live', 'durable-chat-unmerged', 1.4),
+      cell('live', 'floor', 1),
+    ];
+    expect(cpuGuardViolations(cells)).toEqual([
+      { shape: '100', variant: 'durable-chat-unmerged', ratio: 1.6 },
+    ]);
   });
 
   it('ignores a shape with a failed cell (the fixture check reports that) and the reducer rows', () => {
@@ -43,6 +58,23 @@ describe('the quick run CPU guard', () => {
       { ...cell('live', 'floor', 1), consume: 'reducer' as const },
     ];
     expect(cpuGuardViolations(cells)).toEqual([]);
+  });
+});
+
+describe('the quick run size guard', () => {
+  const bundle = (gzipBytes: number, error?: string) => ({
+    name: 'durable-chat: transport + useChatSession + route client',
+    imports: '',
+    minifiedBytes: gzipBytes * 3,
+    gzipBytes,
+    ...(error === undefined ? {} : { error }),
+  });
+
+  it('passes at the guard, fails a byte over it, and fails when nothing was measured', () => {
+    expect(sizeGuardViolations([bundle(SIZE_GUARD_BYTES)])).toEqual([]);
+    expect(sizeGuardViolations([bundle(SIZE_GUARD_BYTES + 1)])).toHaveLength(1);
+    expect(sizeGuardViolations([bundle(Number.NaN, 'esbuild failed')])).toHaveLength(1);
+    expect(sizeGuardViolations([])).toHaveLength(1);
   });
 });
 

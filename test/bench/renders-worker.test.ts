@@ -27,6 +27,14 @@ describe('bench renders job', () => {
       expect(paced.chunks).toBe(turn.deltas + 6);
       expect(unpaced.renders).toBeGreaterThan(turn.deltas);
       expect(paced.renders).toBeLessThan(unpaced.renders / 2);
+      // Commits are counted apart from renders, and the span over which the reply's text grew
+      // on screen (the budget counts it in windows) lies within the turn.
+      for (const result of [paced, unpaced]) {
+        expect(result.commits).toBeGreaterThan(0);
+        expect(result.textCommitSpanMs).toBeGreaterThan(0);
+        expect(result.textCommitSpanMs).toBeLessThanOrEqual(result.wallMs);
+      }
+      expect(paced.commits).toBeLessThan(unpaced.commits);
       for (const result of [paced, unpaced]) {
         const { medianMs, p95Ms, p99Ms, maxMs } = result.addedLatency;
         expect(medianMs).toBeGreaterThanOrEqual(0);

@@ -42,6 +42,16 @@ describe('parsePersistedRecord', () => {
     expect(parsePersistedRecord(older, 'c1')).toEqual({ ...record, turnStored: false });
   });
 
+  it('keeps the live turn’s own `.in` seqs (0 included) and drops unusable ones without discarding the record', () => {
+    const withSeqs = { ...record, turnInSeq: 0, turnPriorInSeq: 3 };
+    expect(parsePersistedRecord(JSON.stringify(withSeqs), 'c1')).toMatchObject({
+      turnInSeq: 0,
+      turnPriorInSeq: 3,
+    });
+    const parsed = parsePersistedRecord({ ...record, turnInSeq: -2, turnPriorInSeq: 'x' }, 'c1');
+    expect(parsed).toMatchObject({ turnLive: true, turnInSeq: undefined, turnPriorInSeq: undefined });
+  });
+
   it('treats missing optional fields as undefined', () => {
     const parsed = parsePersistedRecord({ version: 1, chatId: 'c1', turnLive: false, closed: false }, 'c1');
     expect(parsed).toMatchObject({ sessionId: undefined, lastEventId: undefined, closedReason: null });
@@ -80,10 +90,14 @@ describe('adapters', () => {
     expect(await adapter.load('c1')).toBeUndefined();
   });
 
-  it('localStoragePersistence keeps nothing (and does not throw) without a storage', async () => {
-    const adapter = localStoragePersistence();
+  it('localStoragePersistence keeps nothing (and does not throw) without a storage, and says so once with the fix', async () => {
+    const warnings: string[] = [];
+    const adapter = localStoragePersistence({ warn: (message) => warnings.push(message) });
     await adapter.save('c1', record);
     expect(await adapter.load('c1')).toBeUndefined();
+    await adapter.save('c1', record);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/no localStorage here .*nothing is kept across reloads.*memoryPersistence/);
   });
 });
 

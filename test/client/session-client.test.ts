@@ -112,7 +112,7 @@ describe('SessionClient.append', () => {
     client.close();
   });
 
-  it('refreshes the token once on 401, then fails with UNAUTHORIZED if refused again', async () => {
+  it('refreshes the token once on 401, then fails with STALE_ACCESS_TOKEN (naming getAccessToken) if refused again', async () => {
     let refreshes = 0;
     const { client, chatId, events } = makeClient({
       getAccessToken: async () => {
@@ -122,7 +122,12 @@ describe('SessionClient.append', () => {
     });
     await client.preload();
     server.faults.expireTokens();
-    await expect(client.append(say(chatId, 'who am I'))).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(client.append(say(chatId, 'who am I'))).rejects.toMatchObject({
+      code: 'STALE_ACCESS_TOKEN',
+      field: 'getAccessToken',
+      retryable: false,
+      cause: expect.objectContaining({ code: 'UNAUTHORIZED' }),
+    });
     expect(refreshes).toBe(1);
     expect(events).toContainEqual(
       expect.objectContaining({ type: 'token-refreshed', source: 'unauthorized' }),
@@ -352,7 +357,7 @@ describe('SessionClient.readOut', () => {
     client.close();
   });
 
-  it('a fresh token refused again on .out is final (UNAUTHORIZED), not retried forever', async () => {
+  it('a fresh token refused again on .out is final (STALE_ACCESS_TOKEN), not retried forever', async () => {
     const { client } = makeClient({ getAccessToken: async () => 'refused.token.value' });
     await client.preload();
     server.faults.expireTokens();
@@ -361,7 +366,7 @@ describe('SessionClient.readOut', () => {
         // nothing
       }
     })();
-    await expect(reading).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(reading).rejects.toMatchObject({ code: 'STALE_ACCESS_TOKEN', status: 401 });
     client.close();
   });
 
@@ -461,13 +466,13 @@ describe('SessionClient.read', () => {
 });
 
 describe('SessionClient persistence', () => {
-  it('restores sessionId, token, cursor and turn state from the record; nothing else is needed', async () => {
+  it('with a scope: restores sessionId, token, cursor and turn state from the record; nothing else is needed', async () => {
     const records = new Map<string, PersistedChatRecord>();
-    const first = makeClient({ persistence: memoryPersistence(records) });
+    const first = makeClient({ persistence: memoryPersistence(records), scope: 'alice' });
     await first.client.append(say(first.chatId, 'remember me'));
     await readTurn(first.client, undefined);
     await first.client.flushPersistence();
-    const saved = records.get(first.chatId);
+    const saved = records.get(`@alice:${first.chatId}`);
     expect(saved).toMatchObject({
       version: 1,
       lastEventId: first.client.getState().lastEventId,
@@ -479,6 +484,7 @@ describe('SessionClient persistence', () => {
     const second = makeClient({
       chatId: first.chatId,
       persistence: memoryPersistence(records),
+      scope: 'alice',
       startSession: async () => {
         starts++;
         throw new Error('must not be called');

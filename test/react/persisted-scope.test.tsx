@@ -1,7 +1,11 @@
 // @vitest-environment happy-dom
 import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
+import {
+  CLOSED_RECORD_TTL_MS,
+  memoryPersistence,
+  type PersistedChatRecord,
+} from '../../src/client/persistence.js';
 import { SessionClient } from '../../src/client/session-client.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { userMessageChunk } from '../../src/protocol/input-chunks.js';
@@ -74,32 +78,90 @@ describe('persisted records are scoped to the signed-in user', () => {
   });
 });
 
-describe('a closed session keeps no token in its record', () => {
-  it('the record keeps the closed marker and drops the token', async () => {
+describe('a closed session leaves a tombstone', () => {
+  it('the record keeps the closed marker and when it was learned: no session id, token, cursor or message', async () => {
     const chatId = nextChatId('closed-record');
     const records = new Map<string, PersistedChatRecord>();
+    let now = Date.parse('2026-01-01T00:00:00Z');
     const client = new SessionClient({
       baseURL: server.url,
       chatId,
       taskIdentifier: 'echo',
       startSession: startSessionVia(server),
       persistence: memoryPersistence(records),
-      environment: { warn: () => {} },
+      scope: 'alice',
+      environment: { warn: () => {}, now: () => now },
     });
-    await client.preload();
+    await client.append(userMessageChunk({ chatId, message: userMessage('first') }));
     await client.flushPersistence();
-    expect(records.get(chatId)?.publicAccessToken).toEqual(expect.any(String));
+    expect(records.get(`@alice:${chatId}`)?.publicAccessToken).toEqual(expect.any(String));
     const sessionId = client.getState().sessionId;
     await fetch(`${server.url}/api/v1/sessions/${sessionId}/close`, {
       method: 'POST',
       headers: { authorization: `Bearer ${server.secretKey}` },
     });
+    now += 1_000;
     await expect(
       client.append(userMessageChunk({ chatId, message: userMessage('anyone?') })),
     ).rejects.toMatchObject({ code: 'SESSION_CLOSED' });
     await client.flushPersistence();
-    expect(records.get(chatId)).toMatchObject({ closed: true });
-    expect(records.get(chatId)?.publicAccessToken).toBeUndefined();
     client.close();
+    expect(records.get(`@alice:${chatId}`)).toEqual({
+      version: 1,
+      chatId,
+      sessionId: undefined,
+      publicAccessToken: undefined,
+      lastEventId: undefined,
+      turnLive: false,
+      turnStartCursor: undefined,
+      closed: true,
+      closedReason: null,
+      closedAt: now,
+    });
+  });
+
+  it('a tombstone tells a reload the chat is closed for a day, then is removed; the server still says closed', async () => {
+    const chatId = nextChatId('tombstone');
+    const closedAt = Date.parse('2026-01-01T00:00:00Z');
+    const records = new Map<string, PersistedChatRecord>();
+    const open = (now: number, starts: { calls: number }) =>
+      new SessionClient({
+        baseURL: server.url,
+        chatId,
+        taskIdentifier: 'echo',
+        startSession: startSessionVia(server, starts),
+        persistence: memoryPersistence(records),
+        environment: { warn: () => {}, now: () => now },
+      });
+    // The session exists and is closed on the server; this page's record says so.
+    const setup = open(closedAt, { calls: 0 });
+    await setup.preload();
+    await fetch(`${server.url}/api/v1/sessions/${setup.getState().sessionId}/close`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.secretKey}` },
+    });
+    setup.markClosed(null);
+    await setup.flushPersistence();
+    setup.close();
+    expect(records.get(chatId)).toMatchObject({ closed: true, closedAt });
+
+    const sameDay = { calls: 0 };
+    const reloaded = open(closedAt + CLOSED_RECORD_TTL_MS - 1, sameDay);
+    await reloaded.ready();
+    expect(reloaded.getState().closed).toBe(true);
+    await expect(reloaded.preload()).rejects.toMatchObject({ code: 'SESSION_CLOSED' });
+    expect(sameDay.calls).toBe(0);
+    reloaded.close();
+
+    const nextDay = { calls: 0 };
+    const later = open(closedAt + CLOSED_RECORD_TTL_MS, nextDay);
+    await later.ready();
+    expect(later.getState().closed).toBe(false);
+    expect(records.has(chatId)).toBe(false);
+    await expect(later.preload()).rejects.toMatchObject({ code: 'SESSION_CLOSED' });
+    expect(nextDay.calls).toBe(1);
+    await later.flushPersistence();
+    expect(records.get(chatId)).toMatchObject({ closed: true, closedAt: closedAt + CLOSED_RECORD_TTL_MS });
+    later.close();
   });
 });

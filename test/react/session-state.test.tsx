@@ -195,11 +195,12 @@ describe('persistence', () => {
     second.unmount();
   });
 
-  it("'memory' survives a remount in the same page (no second session start)", async () => {
+  it("'memory' with a scope survives a remount in the same page (no second session start)", async () => {
     const chatId = nextChatId('memory');
     const starts = { calls: 0 };
     const options = baseOptions(chatId, {
       persistence: 'memory',
+      scope: 'user-1',
       startSession: startSessionVia(server, starts),
     });
     const first = mountChat(options);

@@ -161,9 +161,10 @@ describe('createChatRouteHandler: input', () => {
     const { handler, requests, errors } = await handlerFor([replyJson(201, createdSession('c'))], {
       secretKey: '',
     });
-    const { status } = await answer(await handler(post({ action: 'start', chatId: 'c' })));
+    const { status, body } = await answer(await handler(post({ action: 'start', chatId: 'c' })));
     expect(status).toBe(500);
-    expect(errors[0]).toMatchObject({ code: 'INVALID_INPUT', field: 'secretKey' });
+    expect(body).toMatchObject({ code: 'INVALID_CONFIG' });
+    expect(errors[0]).toMatchObject({ code: 'INVALID_CONFIG', field: 'secretKey' });
     expect(requests).toHaveLength(0);
   });
 });

@@ -54,7 +54,7 @@ describe('createChatRouteHandler: the session service', () => {
         action: 'start',
         chatId: 'chat-7',
         clientData: { theme: 'dark' },
-        taskIdentifier: 'admin-task',
+        plan: 'admin', // an unknown field: dropped
       }),
     );
     expect(response.status).toBe(200);

@@ -54,7 +54,7 @@ describe('createRouteSessionCallbacks over a real route', () => {
     });
     const started = await callbacks.startSession({
       chatId: 'c1',
-      taskIdentifier: 'ignored',
+      taskIdentifier: 'echo', // the route's own: checked, never needed
       clientData: { a: 1 },
     });
     expect(started).toEqual({

@@ -79,7 +79,7 @@ describe('the secret key never reaches an error', () => {
     expect(response.status).toBe(500);
     expect(await response.text()).not.toContain(secretKey);
     expect(reported).toHaveLength(1);
-    expect(reported[0]).toMatchObject({ code: 'INVALID_INPUT', field: 'secretKey' });
+    expect(reported[0]).toMatchObject({ code: 'INVALID_CONFIG', field: 'secretKey' });
     expect(everythingIn(reported[0])).not.toContain(secretKey);
     expect(upstream.requests).toHaveLength(0);
   });

@@ -59,12 +59,20 @@ export function mountAppendRoute(app: DevHono, context: DevServerContext): void 
     }
     const answer = (seq: number) => c.json(context.faults.wire.appendSeq ? { ok: true, seq } : { ok: true });
     const repeated = partIdHeader === undefined ? undefined : session.in.seqOfPart(partIdHeader);
-    if (repeated !== undefined) return answer(repeated);
+    if (repeated !== undefined) {
+      // The first copy may still be on its way to the disk: answered once it is there.
+      const first = session.durable();
+      if (first !== undefined) await first;
+      return answer(repeated);
+    }
     const record = session.in.append(chunk, partIdHeader ?? `srv_${randomId(16)}`);
     if (session.run === null) {
       const previousRunId = session.lastRunId ?? undefined;
       startRun(context, session, { continuation: true, previousRunId, firstPayload: undefined });
     }
+    // Nothing is acknowledged (not even by a fault's answer) before it is durable.
+    const kept = session.durable();
+    if (kept !== undefined) await kept;
     switch (fault?.kind) {
       case 'lose-response':
         return dropConnection(c);

@@ -109,7 +109,11 @@ export function mountSessionRoutes(app: DevHono, context: DevServerContext): voi
     } else {
       session = existing;
       applyCachedFields(session.row, request);
+      session.changed();
     }
+    // A 201 promises the session (and a 200 the fields it took) survives a restart.
+    const kept = session.durable();
+    if (kept !== undefined) await kept;
     const runId = session.lastRunId ?? '';
     const publicAccessToken = await context.tokens.mint(
       session.tokenKey,
@@ -153,6 +157,8 @@ export function mountSessionRoutes(app: DevHono, context: DevServerContext): voi
     }
     const session = authorized.session;
     session.close(reason ?? null);
+    const kept = session.durable();
+    if (kept !== undefined) await kept;
     return c.json(session.row, 200);
   });
 }

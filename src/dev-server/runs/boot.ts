@@ -40,6 +40,7 @@ function inMessage(session: Session, seq: number | null): UIMessage | undefined 
 export async function bootMessages(context: DevServerContext, session: Session): Promise<BootResult> {
   const inFlight = session.inFlight;
   session.inFlight = null;
+  session.changed();
   const rerun =
     inFlight !== null && !inFlight.splice && inFlight.inSeq === null ? inFlight.message : undefined;
   if (session.agent.hydrateMessages !== undefined) {
@@ -48,7 +49,7 @@ export async function bootMessages(context: DevServerContext, session: Session):
   const snapshot = await readSnapshot(context, session);
   const from = snapshot?.lastOutEventId == null ? 0 : snapshot.lastOutEventId + 1;
   const known = new Map((snapshot?.messages ?? []).map((message) => [message.id, message]));
-  const replay = await replayOut(session.out.read(from), known, context.logger);
+  const replay = await replayOut(session.out.readWritten(from), known, context.logger);
   let messages = mergeById(snapshot?.messages ?? [], replay.completed);
   if (inFlight?.splice !== true) return { messages, skipSeq: null, rerun };
   const unanswered = inFlight.message ?? inMessage(session, inFlight.inSeq);

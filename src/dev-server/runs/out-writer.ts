@@ -7,6 +7,7 @@ import {
   dataRecordFromJson,
   turnCompleteRecord,
 } from '../../protocol/record-builders.js';
+import { classifyRecord } from '../../protocol/records.js';
 import type { DevServerContext } from '../context.js';
 import { newPartId } from '../ids.js';
 import type { Session } from '../store/session.js';
@@ -67,7 +68,23 @@ export async function writeTurnComplete(
     session.inAckSeq = options.inSeq;
     session.in.release(options.inSeq);
   }
+  session.changed();
   if (previous !== null) scheduleTrim(context, session, previous);
+}
+
+/**
+ * After a restart: the trims the dead process had scheduled (the targets of the trim
+ * commands still on `.out` past its oldest record) are scheduled again, from now.
+ */
+export function resumeTrims(context: DevServerContext, session: Session): void {
+  let target = session.out.oldestSeq;
+  for (const record of session.out.readWritten(session.out.oldestSeq)) {
+    const classified = classifyRecord(record);
+    if (classified.kind !== 'command' || classified.operation !== COMMAND_TRIM) continue;
+    const before = Number(record.body);
+    if (Number.isSafeInteger(before) && before > target) target = before;
+  }
+  if (target > session.out.oldestSeq) scheduleTrim(context, session, target);
 }
 
 /** Trims `.out` back to `beforeSeq` once the (eventually consistent) trim delay has passed. */

@@ -47,6 +47,8 @@ export class Run implements LiveRun, AgentScope {
   private turnFailure: { reason: unknown } | null = null;
   private stopMessage: string | undefined;
   private wake: (() => void) | null = null;
+  /** Ends the simulated cold start early (the run was terminated while it booted). */
+  private cutColdStart: (() => void) | null = null;
   private ended: EndReason | null = null;
   private endAfterTurn = false;
   private upgradeRequested = false;
@@ -71,6 +73,7 @@ export class Run implements LiveRun, AgentScope {
     this.ended = reason;
     this.turnAbort?.abort();
     this.wake?.();
+    this.cutColdStart?.();
     // The run is gone from the session's point of view now, not when its stack unwinds.
     this.detach();
   }
@@ -102,6 +105,8 @@ export class Run implements LiveRun, AgentScope {
   }
 
   private async main(): Promise<void> {
+    await this.coldStart();
+    if (this.ended !== null) return this.exit();
     const boot: BootResult = await bootMessages(this.context, this.session);
     this.messages = boot.messages;
     if (boot.skipSeq !== null) this.take(boot.skipSeq);
@@ -122,6 +127,23 @@ export class Run implements LiveRun, AgentScope {
     this.exit();
   }
 
+  /** The simulated cold start (`bootDelayMs`); a terminate meanwhile cuts it short. */
+  private coldStart(): Promise<void> {
+    const delayMs = this.context.options.bootDelayMs;
+    if (delayMs <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.cutColdStart = null;
+        resolve();
+      }, delayMs);
+      this.cutColdStart = () => {
+        clearTimeout(timer);
+        this.cutColdStart = null;
+        resolve();
+      };
+    });
+  }
+
   private durablePayload(extra: Partial<ChatTaskWirePayload>): ChatTaskWirePayload {
     const base = this.session.row.triggerConfig.basePayload;
     return { chatId: base.chatId, trigger: 'submit-message', metadata: base.metadata, ...extra };
@@ -139,12 +161,13 @@ export class Run implements LiveRun, AgentScope {
     if (seq > this.session.inAckSeq && this.turnAbort === null) {
       this.session.inAckSeq = seq;
       this.session.in.release(seq);
+      this.session.changed();
     }
   }
 
   private onInput(record: InRecord): void {
     if (record.chunk.kind === 'stop' && this.turnAbort !== null && record.seq > (this.turnInSeq ?? -1)) {
-      record.spent = true;
+      this.session.in.spend(record);
       this.stopMessage = record.chunk.message;
       this.turnAbort.abort();
     }
@@ -219,9 +242,15 @@ export class Run implements LiveRun, AgentScope {
     const payload = record.chunk.payload;
     this.take(record.seq);
     switch (payload.trigger) {
+      case 'handover-prepare':
+        if (answeredHandover(payload)) {
+          await this.adoptHandover(record.seq, payload);
+          return;
+        }
+        await this.turn(record.seq, payload, payload.trigger);
+        return;
       case 'submit-message':
       case 'regenerate-message':
-      case 'handover-prepare':
         await this.turn(record.seq, payload, payload.trigger);
         return;
       case 'action':
@@ -238,9 +267,40 @@ export class Run implements LiveRun, AgentScope {
     }
   }
 
+  /**
+   * A handover whose history ends with the app route's own answer: the first turn happened
+   * there, so the agent takes the history as its own (hooks fire, the snapshot is written)
+   * and answers nothing. The turn-complete (no content before it) marks `.out`'s first turn
+   * as done: a reader's peek finds the chat settled, and the next send's reply comes after it.
+   */
+  private async adoptHandover(inSeq: number, payload: ChatTaskWirePayload): Promise<void> {
+    const agent = this.session.agent;
+    this.take(inSeq);
+    const clientData = await validateClientData(agent, payload.metadata ?? this.durablePayload({}).metadata);
+    if (!clientData.ok) return this.reject(inSeq, clientData.message);
+    // Honoured for the first turn only (the spec): a run that has history keeps it.
+    if (agent.hydrateMessages === undefined && this.messages.length === 0)
+      this.messages = [...(payload.headStartMessages ?? [])];
+    if (!this.session.chatStarted) {
+      this.session.chatStarted = true;
+      if (!this.start.continuation) await agent.onChatStart?.(this.hookContext(clientData.value));
+    }
+    await agent.onBeforeTurnComplete?.(this.hookContext(clientData.value));
+    await writeTurnComplete(this.context, this.session, {
+      inSeq: this.ackSeq(inSeq),
+      runId: this.id,
+      refreshToken: true,
+    });
+    this.state = 'idle';
+    this.turns += 1;
+    await agent.onTurnComplete?.(this.hookContext(clientData.value));
+    await writeSnapshot(this.context, this.session, this.messages);
+  }
+
   private async preload(payload: ChatTaskWirePayload): Promise<void> {
     if (this.session.preloaded) return;
     this.session.preloaded = true;
+    this.session.changed();
     const clientData = await validateClientData(this.session.agent, payload.metadata);
     await this.session.agent.onPreload?.(this.hookContext(clientData.ok ? clientData.value : undefined));
   }
@@ -292,6 +352,7 @@ export class Run implements LiveRun, AgentScope {
     }
     if (!this.session.chatStarted && payload.message?.role === 'user') {
       this.session.chatStarted = true;
+      this.session.changed();
       if (!this.start.continuation) await agent.onChatStart?.(this.hookContext(clientData.value));
     }
     const abort = this.beginTurn(inSeq);
@@ -348,6 +409,8 @@ export class Run implements LiveRun, AgentScope {
   /** Leaves the streaming phase; true when an unhandled rejection failed the turn (into `result.error`). */
   private endTurn(result: PipeResult): boolean {
     this.turnAbort = null;
+    this.session.liveTurn = null;
+    this.session.changed();
     const failure = this.turnFailure;
     this.turnFailure = null;
     if (failure === null) return false;
@@ -359,13 +422,15 @@ export class Run implements LiveRun, AgentScope {
     const abort = new AbortController();
     this.turnAbort = abort;
     this.turnInSeq = inSeq;
+    this.session.liveTurn = { inSeq };
+    this.session.changed();
     this.stopMessage = undefined;
     // A stop appended before this turn began (during a cold start) still aborts it.
     const stop = this.session.in
       .from((inSeq ?? -1) + 1)
       .find((record) => record.chunk.kind === 'stop' && record.spent !== true);
     if (stop !== undefined && stop.chunk.kind === 'stop') {
-      stop.spent = true;
+      this.session.in.spend(stop);
       this.stopMessage = stop.chunk.message;
       abort.abort();
     }
@@ -483,6 +548,7 @@ export class Run implements LiveRun, AgentScope {
   private upgrade(inSeq: number | null, message: UIMessage | undefined): void {
     writeUpgradeRequired(this.session);
     this.session.inFlight = { inSeq, message, splice: false };
+    this.session.changed();
     this.ended = 'upgrade';
   }
 
@@ -507,6 +573,12 @@ export class Run implements LiveRun, AgentScope {
       });
     }
   }
+}
+
+/** A handover that carries the route's answer: its history ends with an assistant message. */
+function answeredHandover(payload: ChatTaskWirePayload): boolean {
+  const history = payload.headStartMessages;
+  return history !== undefined && history.length > 0 && history[history.length - 1]?.role === 'assistant';
 }
 
 /** Starts a run on the session and makes it the session's live run. */

@@ -13,13 +13,15 @@ export async function writeSnapshot(
   messages: UIMessage[],
 ): Promise<void> {
   if (session.agent.hydrateMessages !== undefined) return;
-  const tail = session.out.tail();
   try {
+    // The snapshot must not name `.out` records a crash could still take back: the trim it
+    // allows would leave neither them nor their history.
+    await session.durable();
     await context.objectStore.writeSnapshot(session.row.id, {
       version: 1,
       messages,
-      lastOutEventId: tail.seq_num - 1,
-      lastOutTimestamp: tail.timestamp,
+      lastOutEventId: session.out.nextSeq - 1,
+      lastOutTimestamp: session.out.newestTimestamp,
       savedAt: Date.now(),
     });
   } catch (error) {

@@ -9,6 +9,12 @@ export interface InRecord {
   spent?: boolean;
 }
 
+/** Where appended records and spent stops go to be kept (a session's journal), if anywhere. */
+export interface InLogJournal {
+  in(record: InRecord): void;
+  spent(seq: number): void;
+}
+
 /** Part ids remembered per session for idempotency; older ones are forgotten first. */
 const MAX_REMEMBERED_PART_IDS = 1024;
 
@@ -22,6 +28,7 @@ export class InLog {
   private nextSeqValue = 0;
   private readonly partIds = new Map<string, number>();
   private readonly listeners = new Set<(record: InRecord) => void>();
+  private journal: InLogJournal | undefined;
 
   get nextSeq(): number {
     return this.nextSeqValue;
@@ -36,16 +43,49 @@ export class InLog {
     return this.partIds.get(partId);
   }
 
+  /** Records appended from now on, and stops spent, are handed to `journal` too. */
+  keepIn(journal: InLogJournal): void {
+    this.journal = journal;
+  }
+
   append(chunk: ChatInputChunk, partId: string): InRecord {
     const record: InRecord = { seq: this.nextSeqValue++, timestamp: Date.now(), chunk, partId };
     this.records.push(record);
-    this.partIds.set(partId, record.seq);
+    this.remember(partId, record.seq);
+    // Kept before any listener runs: whatever the run writes in answer lands after it.
+    this.journal?.in(record);
+    for (const listener of this.listeners) listener(record);
+    return record;
+  }
+
+  private remember(partId: string, seq: number): void {
+    this.partIds.set(partId, seq);
     if (this.partIds.size > MAX_REMEMBERED_PART_IDS) {
       const oldest = this.partIds.keys().next();
       if (oldest.done !== true) this.partIds.delete(oldest.value);
     }
-    for (const listener of this.listeners) listener(record);
-    return record;
+  }
+
+  /** A stop aborted a turn: it must not abort the next one too. */
+  spend(record: InRecord): void {
+    record.spent = true;
+    this.journal?.spent(record.seq);
+  }
+
+  /** Part ids remembered for idempotency, oldest first. */
+  rememberedParts(): [string, number][] {
+    return [...this.partIds];
+  }
+
+  /**
+   * Loads what a journal kept, before any run uses the log: the held records (released ones
+   * are not passed), the next seq, and the part ids to remember (oldest first).
+   */
+  restore(records: InRecord[], nextSeq: number, parts: Iterable<[string, number]>): void {
+    this.records = records;
+    this.nextSeqValue = nextSeq;
+    this.partIds.clear();
+    for (const [partId, seq] of parts) this.remember(partId, seq);
   }
 
   /** Records with `seq >= fromSeq` still held. */

@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { SessionSnapshot } from '../../protocol/types.js';
+import { syncDirectory } from './file-session-journal.js';
 
 /** Per-session snapshot storage: the durable history a new run boots from. */
 export interface ObjectStore {
@@ -53,8 +54,17 @@ export class DirectoryObjectStore implements ObjectStore {
     await mkdir(join(this.dir, 'sessions', sessionId), { recursive: true });
     writeCounter += 1;
     const temporary = `${path}.${process.pid}.${writeCounter}.tmp`;
-    await writeFile(temporary, text);
+    // Synced before the rename and the folder after it: `.out` is trimmed on the promise
+    // that this snapshot holds the history, so it must outlive a power cut too.
+    const handle = await open(temporary, 'w');
+    try {
+      await handle.writeFile(text);
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
     await rename(temporary, path);
+    await syncDirectory(dirname(path));
   }
 }
 

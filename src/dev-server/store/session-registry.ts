@@ -1,5 +1,7 @@
 import { SESSION_ID_PREFIX } from '../../protocol/limits.js';
+import type { AnyAgent } from '../agents/define-agent.js';
 import type { Session } from './session.js';
+import { MemorySessionStorage, type SessionStorage } from './session-storage.js';
 
 /** Sessions by friendly id and by (`taskIdentifier`, `externalId`). */
 export class SessionRegistry {
@@ -8,11 +10,26 @@ export class SessionRegistry {
   /** `externalId` alone, as the `.out` / `.in` path form carries it (the latest session wins). */
   private readonly byExternalOnly = new Map<string, Session>();
 
+  constructor(private readonly storage: SessionStorage = new MemorySessionStorage()) {}
+
   private static key(taskIdentifier: string, externalId: string): string {
     return `${taskIdentifier}\u0000${externalId}`;
   }
 
+  /** A new session: registered, and kept by the storage from now on. */
   add(session: Session): void {
+    this.index(session);
+    this.storage.keep(session);
+  }
+
+  /** Registers the sessions an earlier process left (the storage keeps them already). */
+  recover(agentFor: (taskIdentifier: string) => AnyAgent | undefined): number {
+    const sessions = this.storage.recover(agentFor);
+    for (const session of sessions) this.index(session);
+    return sessions.length;
+  }
+
+  private index(session: Session): void {
     this.byId.set(session.row.id, session);
     const { externalId, taskIdentifier } = session.row;
     if (externalId !== null) {
@@ -37,6 +54,17 @@ export class SessionRegistry {
 
   all(): IterableIterator<Session> {
     return this.byId.values();
+  }
+
+  /**
+   * Stops keeping anything first (a closing server's runs end like a crash's, and the data
+   * folder records them that way), then forgets every session; settles once what was kept
+   * is durable and the folder is released.
+   */
+  close(): Promise<void> {
+    const closing = this.storage.close();
+    this.clear();
+    return closing;
   }
 
   clear(): void {

@@ -1,8 +1,8 @@
 import type { UIMessage } from 'ai';
 import type { SessionRow } from '../../protocol/types.js';
 import type { AnyAgent } from '../agents/define-agent.js';
-import { InLog } from './in-log.js';
-import { OutLog } from './out-log.js';
+import { InLog, type InLogJournal } from './in-log.js';
+import { OutLog, type OutLogJournal } from './out-log.js';
 
 /** What a run was answering when it died: a continuation run resumes from it. */
 export interface InFlightTurn {
@@ -25,11 +25,22 @@ export interface LiveRun {
 
 export type RunState = 'booting' | 'streaming' | 'idle' | 'suspended' | 'resuming' | 'exited';
 
+/** Where a session is kept between restarts (nothing: in memory only). */
+export interface SessionJournal extends OutLogJournal, InLogJournal {
+  /** The row or the run state changed: written with the next batch. */
+  changed(): void;
+  /** Settles once everything recorded so far is on disk; undefined when it already is. */
+  durable(): Promise<void> | undefined;
+}
+
 /** One conversation: its row, both channels and the run hosting it. */
 export class Session {
   readonly out = new OutLog();
   readonly in = new InLog();
   run: LiveRun | null = null;
+  /** The turn a run is streaming: a restart finds it cut, as a crash would leave it. */
+  liveTurn: { inSeq: number | null } | null = null;
+  private journal: SessionJournal | undefined;
   /** Last `.in` seq a turn-complete acknowledged (-1: none). */
   inAckSeq = -1;
   /** `seq_num` of the latest turn-complete on `.out` (the next trim goes back to it). */
@@ -74,6 +85,27 @@ export class Session {
 
   touch(): void {
     this.row.updatedAt = new Date().toISOString();
+    this.changed();
+  }
+
+  /** Both logs and the state go to `journal` from now on. */
+  keepIn(journal: SessionJournal): void {
+    this.journal = journal;
+    this.out.keepIn(journal);
+    this.in.keepIn(journal);
+  }
+
+  /** The row or the run state changed (fields the logs do not carry): it is kept. */
+  changed(): void {
+    this.journal?.changed();
+  }
+
+  /**
+   * Settles once everything the session recorded so far is durable; undefined when it
+   * already is (in memory: always). Acknowledge nothing before it settles.
+   */
+  durable(): Promise<void> | undefined {
+    return this.journal?.durable();
   }
 
   dispose(): void {

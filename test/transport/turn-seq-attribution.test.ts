@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
+import type { DevServer } from '../../src/dev-server/index.js';
+import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
+import type { SessionChatTransportOptions } from '../../src/transport/transport-options.js';
+import {
+  startEchoServer,
+  startSessionVia,
+  TestChat,
+  transcript,
+  uniqueChatId,
+  waitFor,
+} from './support/dev-server-fixture.js';
+
+/**
+ * Issue 18 items 17 and 18, and the matrix sequences they share a cause with: a turn this
+ * page appended (a message, an action) is attributed by its own `.in` seq, also when it is
+ * resumed (a remount, a reload), never as "the first turn after the start cursor". Against
+ * the dev server over loopback, with the library's default options.
+ */
+
+let server: DevServer;
+beforeAll(async () => {
+  server = await startEchoServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+function transportFor(overrides: Partial<SessionChatTransportOptions> = {}) {
+  return new SessionChatTransport({
+    baseURL: server.url,
+    taskIdentifier: 'echo',
+    startSession: startSessionVia(server),
+    ...overrides,
+    environment: { warn: () => {}, ...overrides.environment },
+  });
+}
+
+const lastAssistant = (chat: TestChat) =>
+  transcript(chat.messages)
+    .filter((line) => line.startsWith('assistant:'))
+    .at(-1);
+
+describe('item 17: an action’s output is attributed by the action’s seq', () => {
+  it('an action right after a stop mid-reply shows its own output, not the stopped turn’s end', async () => {
+    const chatId = uniqueChatId('action-after-stop');
+    const transport = transportFor();
+    const chat = new TestChat({ id: chatId, transport });
+    const sending = chat.sendMessage(
+      { text: 'a long reply that will be stopped' },
+      { metadata: { delayMs: 30, repeat: 8 } },
+    );
+    await waitFor(() => chat.status === 'streaming', 5_000, 'the reply to stream');
+    await chat.stop();
+    await sending;
+    await transport.sendAction(chatId, { type: 'shout' });
+    await chat.resumeStream();
+    expect(chat.error).toBeUndefined();
+    expect(lastAssistant(chat)).toBe('assistant: SHOUT');
+    await waitFor(() => !transport.getState(chatId).turnLive, 5_000, 'the action to be over');
+    transport.close();
+  });
+
+  it('two actions in a row, each output resumed in turn: both shown, each once', async () => {
+    const chatId = uniqueChatId('two-actions');
+    const transport = transportFor();
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'hello' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await chat.resumeStream();
+    await chat.resumeStream();
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages)).toEqual([
+      'user: hello',
+      'assistant: Echo: hello',
+      'assistant: SHOUT',
+      'assistant: SHOUT',
+    ]);
+    await waitFor(() => !transport.getState(chatId).turnLive, 5_000, 'the actions to be over');
+    transport.close();
+  });
+
+  it('a page reloaded after its action was stored resumes the action’s output, not a stopped turn’s end', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('action-reload');
+    const transport = transportFor({ persistence: memoryPersistence(records) });
+    const chat = new TestChat({ id: chatId, transport });
+    const sending = chat.sendMessage(
+      { text: 'a long reply that will be stopped' },
+      { metadata: { delayMs: 30, repeat: 8 } },
+    );
+    await waitFor(() => chat.status === 'streaming', 5_000, 'the reply to stream');
+    await chat.stop();
+    await sending;
+    await transport.sendAction(chatId, { type: 'shout' });
+    await transport.getClient(chatId).flushPersistence();
+    transport.close();
+
+    const reloaded = transportFor({ persistence: memoryPersistence(records) });
+    const resumed = new TestChat({ id: chatId, transport: reloaded });
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(lastAssistant(resumed)).toBe('assistant: SHOUT');
+    reloaded.close();
+  });
+});
+
+describe('item 18: a chat saved as live whose run never writes again', () => {
+  it('a new message’s reply is shown in its own stream, not taken by the resumed one, and never TURN_REJECTED', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('stale-live');
+    const transport = transportFor({ persistence: memoryPersistence(records) });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'an earlier turn' });
+    const client = transport.getClient(chatId);
+    // What a page saved that went away at the moment its turn went live and never learnt the
+    // turn's end: the record says live, at the edge, with nothing more to come on `.out`.
+    client.store.setState({
+      turnLive: true,
+      turnStored: true,
+      turnStartCursor: client.getState().lastEventId,
+    });
+    await client.flushPersistence();
+    transport.close();
+
+    const reloaded = transportFor({ persistence: memoryPersistence(records) });
+    const errors: unknown[] = [];
+    const resumed = new TestChat({
+      id: chatId,
+      transport: reloaded,
+      messages: chat.messages,
+      onError: (error) => errors.push(error),
+    });
+    void resumed.resumeStream();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await resumed.sendMessage({ text: 'are you there?' });
+    expect(errors).toEqual([]);
+    expect(transcript(resumed.messages).slice(-2)).toEqual([
+      'user: are you there?',
+      'assistant: Echo: are you there?',
+    ]);
+    reloaded.close();
+  });
+});
