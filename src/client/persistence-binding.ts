@@ -19,6 +19,7 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.turnStartCursor !== previous.turnStartCursor ||
     next.turnInSeq !== previous.turnInSeq ||
     next.turnPriorInSeq !== previous.turnPriorInSeq ||
+    next.turnMessage !== previous.turnMessage ||
     next.closed !== previous.closed
   );
 }
@@ -97,6 +98,7 @@ export class PersistenceBinding {
         turnStartCursor: record.turnStartCursor,
         turnInSeq: record.turnInSeq,
         turnPriorInSeq: record.turnPriorInSeq,
+        turnMessage: record.turnMessage,
         closed: record.closed,
         closedReason: record.closedReason,
         status: record.closed ? { type: 'closed' } : { type: 'idle' },

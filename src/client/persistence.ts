@@ -20,6 +20,8 @@ export interface PersistedChatRecord {
   turnInSeq?: number;
   /** See `ChatSessionState.turnPriorInSeq` (absent in older records). */
   turnPriorInSeq?: number;
+  /** The user message the live turn answers, as JSON (see `ChatSessionState.turnMessage`). */
+  turnMessage?: string;
   closed: boolean;
   closedReason: string | null;
   /**
@@ -106,6 +108,8 @@ export function toPersistedRecord(state: ChatSessionState, options: PersistOptio
     turnStartCursor: state.turnStartCursor,
     turnInSeq: state.turnInSeq,
     turnPriorInSeq: state.turnPriorInSeq,
+    // Only the live turn's: a finished turn's message is the app's transcript's business.
+    turnMessage: state.turnLive ? state.turnMessage : undefined,
     closed: state.closed,
     closedReason: state.closedReason,
   };
@@ -160,6 +164,10 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
     // Unusable values are dropped, not fatal: without them a resume attributes by the edge rules.
     turnInSeq: isCursor(record.turnInSeq) ? record.turnInSeq : undefined,
     turnPriorInSeq: isCursor(record.turnPriorInSeq) ? record.turnPriorInSeq : undefined,
+    turnMessage:
+      typeof record.turnMessage === 'string' && record.turnMessage.length <= MAX_APPEND_BODY_BYTES
+        ? record.turnMessage
+        : undefined,
     closed: record.closed,
     closedReason,
     closedAt: isCursor(record.closedAt) ? record.closedAt : undefined,

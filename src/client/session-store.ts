@@ -58,6 +58,12 @@ export interface ChatSessionState {
    * device, a steering message) sit between, and their turns come first.
    */
   turnPriorInSeq: number | undefined;
+  /**
+   * The user message the live turn answers (its UI message as JSON), when the page that sent it
+   * noted it: a page that shows the turn again (coming back, a reload, another tab) brings the
+   * message back with the reply. Persisted only while the turn is live.
+   */
+  turnMessage: string | undefined;
   status: ConnectionStatus;
   /** Live run id from the latest token's `read:runs:` scope. */
   runId: string | undefined;
@@ -85,6 +91,7 @@ export function initialSessionState(chatId: string): ChatSessionState {
     turnStartCursor: undefined,
     turnInSeq: undefined,
     turnPriorInSeq: undefined,
+    turnMessage: undefined,
     status: { type: 'idle' },
     runId: undefined,
     lastError: undefined,

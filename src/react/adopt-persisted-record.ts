@@ -35,6 +35,9 @@ export function adoptPersistedRecord(client: SessionClient, record: PersistedCha
   const atLeastAsFar = remote !== undefined && (local === undefined || remote >= local);
   if (atLeastAsFar && remote !== local) patch.lastEventId = remote;
   const startsTurn = record.turnLive && !state.turnLive && (atLeastAsFar || local === undefined);
+  // The live turn's message (another tab's newer turn may have replaced it while this one was live).
+  if (record.turnLive && (startsTurn || atLeastAsFar) && record.turnMessage !== state.turnMessage)
+    patch.turnMessage = record.turnMessage;
   if (startsTurn) {
     patch.turnLive = true;
     patch.turnStartCursor = record.turnStartCursor;

@@ -85,10 +85,24 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   private tabState: TabState = { mode: 'none', owner: false, following: false };
   /** Set by `useDurableChat` / `useFollowTurns`: shows another tab's turn in this tab's chat. */
   remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
-  /** Followed requests in flight (`useFollowTurns`): this tab shows a turn another tab owns. */
+  /**
+   * Followed requests in flight: this tab shows a turn another tab owns (a follow
+   * `useFollowTurns` started, or `useChat`'s resume of a turn another tab owns). Each is
+   * counted until a macrotask after its stream ended, so `useChat`'s `onFinish` and
+   * `sendAutomaticallyWhen` for it still see it.
+   */
   followedRequests = 0;
+  /** Counts the resumes found to follow another tab's turn (a request that saw one is not this tab's). */
+  followedResumes = 0;
+  /** The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; see `takeRefused`). */
+  private refusedMessageId: string | undefined;
   /** Set by `useDurableChat`: another tab's reply as it ended. */
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
+  /**
+   * Set by `useDurableChat` / `useFollowTurns`: a resume of the live turn is about to reach the
+   * chat, with the user message that turn answers (when known); the chat adds it if missing.
+   */
+  resumeMessageHandler: ((message: UI_MESSAGE) => void) | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
   private readonly clock: PacingClock;
   /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
@@ -309,6 +323,47 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
+   * `messages` without the message of a send refused with `TURN_IN_OTHER_TAB` (another tab won
+   * the turn: it was never sent, so the transcript must not show it as sent); the same array
+   * when there is none.
+   */
+  withoutRefused<M extends UIMessage>(messages: M[]): M[] {
+    const refused = this.refusedMessageId;
+    if (refused === undefined) return messages;
+    this.refusedMessageId = undefined;
+    const kept = messages.filter((message) => message.id !== refused);
+    return kept.length === messages.length ? messages : kept;
+  }
+
+  /**
+   * The message the live turn answers (the user's, or the assistant message it continues), from
+   * the record; undefined when none is known or it is unusable.
+   */
+  liveTurnMessage(): UI_MESSAGE | undefined {
+    const { turnLive, turnMessage } = this.getState();
+    if (!turnLive || turnMessage === undefined) return undefined;
+    try {
+      const message = JSON.parse(turnMessage) as Partial<UIMessage> | null;
+      const role = message?.role;
+      if (
+        (role === 'user' || role === 'assistant') &&
+        typeof message?.id === 'string' &&
+        Array.isArray(message.parts)
+      )
+        return message as UI_MESSAGE;
+      this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (not a chat message)`);
+    } catch (error) {
+      this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (${String(error)})`);
+    }
+    return undefined;
+  }
+
+  /** Resolves once this tab knows whether another tab owns the live turn it found at mount. */
+  async whenOwnerKnown(): Promise<void> {
+    await this.life?.whenOwnerKnown();
+  }
+
+  /**
    * True (once) when the chat's live turn, just loaded, is the one this page left midway
    * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
    */
@@ -377,6 +432,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         if (life !== undefined && !(await life.acquire())) throw new TurnInOtherTabError();
         this.inFlight += 1;
       },
+      refused: (messageId) => {
+        this.refusedMessageId = messageId;
+      },
       leave: () => {
         this.inFlight -= 1;
         this.life?.settle();
@@ -386,6 +444,36 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       },
       warn: (message) => this.warn(message),
       streamOpened: () => this.life?.streamOpened() ?? (() => {}),
+      noteTurnMessage: (message) => {
+        const client = this.clientInstance;
+        const turnMessage = message === undefined ? undefined : JSON.stringify(message);
+        if (client !== undefined && client.getState().turnMessage !== turnMessage)
+          client.store.setState({ turnMessage });
+      },
+      resumesTurn: () => {
+        const message = this.liveTurnMessage();
+        if (message?.role === 'user') this.resumeMessageHandler?.(message);
+        return message?.role === 'assistant' ? message : undefined;
+      },
+      followsOtherTab: async () => {
+        const life = this.life;
+        if (life === undefined) return false;
+        await life.whenOwnerKnown();
+        return this.tabState.following && !this.tabState.owner;
+      },
+      followResume: () => {
+        this.followedRequests += 1;
+        this.followedResumes += 1;
+        let done = false;
+        return () => {
+          if (done) return;
+          done = true;
+          // useChat runs onFinish and sendAutomaticallyWhen after the stream ends: still followed then.
+          setTimeout(() => {
+            this.followedRequests -= 1;
+          }, 0);
+        };
+      },
       announce: (message) => this.life?.announce(message as UI_MESSAGE | undefined),
       takeStopRequest: () => {
         const requested = this.stopRequested;

@@ -40,6 +40,8 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   private queue: UI_MESSAGE[] = [];
   /** Another tab's final reply, applied once this chat is idle. */
   private remoteFinal: UI_MESSAGE | undefined;
+  /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
+  private pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
   private readonly queueListeners = new Set<() => void>();
 
   /** The options of the newest committed render (`commitOptions`); the Chat's callbacks read them. */
@@ -98,10 +100,17 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
       this.remoteFinal = message;
       this.applyRemoteFinal();
     };
+    // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
+    const onResumeMessage = (message: UI_MESSAGE) => {
+      if (!this.chat.messages.some((existing) => existing.id === message.id))
+        this.chat.messages = [...this.chat.messages, message];
+    };
     this.handle.remoteTurnHandler = onRemoteTurn;
     this.handle.remoteFinishHandler = onRemoteFinish;
+    this.handle.resumeMessageHandler = onResumeMessage;
     return () => {
       this.shown = false;
+      if (this.handle.resumeMessageHandler === onResumeMessage) this.handle.resumeMessageHandler = undefined;
       if (this.handle.remoteTurnHandler === onRemoteTurn) this.handle.remoteTurnHandler = undefined;
       if (this.handle.remoteFinishHandler === onRemoteFinish) this.handle.remoteFinishHandler = undefined;
     };
@@ -114,7 +123,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     const done = () => {
       this.resuming = false;
       this.followingTurn = false;
-      this.applyRemoteFinal();
+      this.whenIdle();
     };
     // useChat reports a failed resume through `error` / onError; anything else is unexpected.
     this.chat.resumeStream().then(done, (error: unknown) => {
@@ -128,6 +137,8 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     const { client } = this.handle;
     try {
       await client.ready();
+      // Whether another tab owns the live turn is known only after the claim window with the lease.
+      await this.handle.whenOwnerKnown();
     } catch (error) {
       client.environment.warn(`could not load the chat's record: ${String(error)}`);
       return;
@@ -194,13 +205,36 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
 
   /** Another tab started a turn (or this tab took one over): show it, read-only unless this tab now owns it. */
   private follow(turn: RemoteTurn<UI_MESSAGE>): void {
-    if (isBusy(this.chat as never) || this.resuming) return;
-    const { message } = turn;
-    if (message !== undefined && !this.chat.messages.some((existing) => existing.id === message.id)) {
-      this.chat.messages = [...this.chat.messages, message];
+    if (isBusy(this.chat as never) || this.resuming) {
+      this.pendingTurn = turn;
+      return;
     }
+    this.pendingTurn = undefined;
+    const { message } = turn;
+    // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
+    let messages = this.handle.withoutRefused(this.chat.messages);
+    if (message !== undefined && !messages.some((existing) => existing.id === message.id))
+      messages = [...messages, message];
+    if (messages !== this.chat.messages) this.chat.messages = messages;
     this.followingTurn = !this.handle.getTabState().owner;
     this.resume();
+  }
+
+  /**
+   * The chat is idle (from the hook's effect, or a resume ended): a turn another tab announced
+   * meanwhile is shown, a send refused with `TURN_IN_OTHER_TAB` leaves the transcript, and
+   * another tab's final reply applies.
+   */
+  whenIdle(): void {
+    if (isBusy(this.chat as never) || this.resuming) return;
+    const pending = this.pendingTurn;
+    if (pending !== undefined) {
+      this.follow(pending);
+      return;
+    }
+    const messages = this.handle.withoutRefused(this.chat.messages);
+    if (messages !== this.chat.messages) this.chat.messages = messages;
+    this.applyRemoteFinal();
   }
 
   /** Replaces this tab's copy of a reply with the owner's final one (same id), once idle. */

@@ -1,6 +1,8 @@
 import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
+import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
+import { chunksRebuilding, prefixedStream } from './rebuild-message.js';
 import { type PacingClock, parkedStream, relay, watchAbort } from './relay-stream.js';
 import type { ActivityTracker } from './request-activity.js';
 
@@ -13,10 +15,26 @@ export interface TurnGate {
   readonly chatId: string;
   /** Makes this tab the turn's owner, or throws `TURN_IN_OTHER_TAB`. */
   enter(): Promise<void>;
+  /** A send was refused because another tab drives the turn: the id of the message it did not send. */
+  refused(messageId: string): void;
   /** The send is over (its stream was returned, or it failed). */
   leave(): void;
   /** A stream reached the chat; `onEnd` must be called once when it is over. */
   streamOpened(): () => void;
+  /**
+   * The message the turn this send starts answers: the user's, or the assistant message it
+   * continues (a tool output, an approval); undefined for none (a regenerate).
+   */
+  noteTurnMessage(message: UIMessage | undefined): void;
+  /**
+   * A resume of the live turn reaches the chat: the chat brings back the user message it
+   * answers; returns the assistant message the turn continues, if it does.
+   */
+  resumesTurn(): UIMessage | undefined;
+  /** True when the live turn a resume shows belongs to another tab (waits until that is known). */
+  followsOtherTab(): Promise<boolean>;
+  /** A resume shows another tab's turn (`isFollowingTurn()`); the returned function ends it. */
+  followResume(): () => void;
   /** The turn was stored: tell the other tabs (with the user's message, when there is one). */
   announce(message: UIMessage | undefined): void;
   /** True (once) when `stop()` was called while this send was still in flight. */
@@ -60,9 +78,21 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       await this.gate.enter();
     } catch (error) {
       update('none', error instanceof Error ? error : undefined);
+      // Another tab drives the turn: this message was never sent (the chat takes it out).
+      const last = options.messages.at(-1);
+      if (
+        error instanceof TurnInOtherTabError &&
+        options.trigger === 'submit-message' &&
+        last?.role === 'user'
+      )
+        this.gate.refused(last.id);
       throw error;
     }
     try {
+      const last = options.messages.at(-1);
+      // Kept in the record while the turn is live: whoever shows the turn again shows its message.
+      // (An assistant message: the turn continues it, e.g. a tool output or an approval answered.)
+      this.gate.noteTurnMessage(options.trigger === 'submit-message' ? last : undefined);
       const stream = await this.inner.sendMessages({ ...options, abortSignal: undefined });
       if (this.gate.released()) {
         // The page let go of the chat while the message was on its way: the message went out
@@ -75,7 +105,6 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
         return parkedStream();
       }
       update('appended');
-      const last = options.messages.at(-1);
       this.gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
       if (this.gate.takeStopRequest()) await this.gate.stop();
       return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
@@ -96,13 +125,26 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     // Exactly when the record says a turn is live: a finished turn costs no request at all.
     if (!(await this.gate.turnLive())) return null;
     const update = this.gate.activity.begin('resuming');
+    // Asked alongside the request: whether the turn is another tab's is known by the time it answers.
+    const following = this.gate.followsOtherTab();
     try {
       const stream = await this.inner.reconnectToStream({ ...options, abortSignal: undefined });
       if (stream === null) {
         update('none');
         return null;
       }
-      return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
+      // useChat({ resume: true }) in a tab that opened while another tab's turn streams: the
+      // resume shows that turn, so `isFollowingTurn()` is true for its callbacks.
+      const followed = (await following) ? this.gate.followResume() : undefined;
+      // Before useChat takes the stream: the reply lands after the message it answers.
+      const continued = this.gate.resumesTurn();
+      // A replay of a continuation refers to the continued message's tool calls: rebuild it first.
+      const replay = continued === undefined ? stream : prefixedStream(chunksRebuilding(continued), stream);
+      const onEnd = this.gate.streamOpened();
+      return relay(replay, options.abortSignal, watch, this.gate, update, () => {
+        onEnd();
+        followed?.();
+      });
     } catch (error) {
       if (this.gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);

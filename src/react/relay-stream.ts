@@ -1,5 +1,6 @@
 import type { UIMessageChunk } from 'ai';
 import type { ClientEnvironment } from '../client/environment.js';
+import { isAbortError } from '../client/http.js';
 import { DeltaPacer } from './delta-pacer.js';
 import type { TurnGate } from './guarded-transport.js';
 import type { ActivityUpdate } from './request-activity.js';
@@ -128,7 +129,9 @@ export function relay(
       return new Promise<void>(() => {});
     }
     end();
-    update('none', error instanceof Error ? error : undefined);
+    // A stop from outside the chat (`session.stop()`) ends the turn with an `AbortError`: it is
+    // passed on, so useChat reports it as its own stop (`isAbort`), and it is no failure.
+    update('none', error instanceof Error && !isAbortError(error) ? error : undefined);
     controller.error(error);
     return undefined;
   };

@@ -38,15 +38,23 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   private disposed = false;
   private readonly cleanups: (() => void)[] = [];
   private published: TabState | undefined;
+  /** A send waiting for an owner that is letting go; another tab's new turn ends the wait. */
+  private grace: AbortController | undefined;
+  /** Settles once this tab knows whether another tab owns the live turn it found (see `follow`). */
+  private ownerKnown: Promise<void> = Promise.resolve();
+  /** The record's first load, then `ownerKnown`: what `whenOwnerKnown` waits for. */
+  private readonly loaded: Promise<void>;
 
   constructor(private readonly options: TabLifeOptions<UI_MESSAGE>) {
     const { client, coordinator } = options;
     if (coordinator !== undefined) {
       this.cleanups.push(
         coordinator.onMessage((message) => {
-          if (message.type === 'turn-started')
+          if (message.type === 'turn-started') {
+            // Another tab started a turn: a send of this tab waiting for the lock has lost the race.
+            this.grace?.abort();
             void this.onAnnouncement(message.message as UI_MESSAGE | undefined);
-          else if (message.type === 'turn-finished' && !this.disposed)
+          } else if (message.type === 'turn-finished' && !this.disposed)
             options.onRemoteFinish(message.message as UI_MESSAGE);
         }),
         coordinator.onOwnershipChange(() => this.publish()),
@@ -62,7 +70,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       }),
     );
     this.listenToStorage();
-    client.ready().then(
+    this.loaded = client.ready().then(
       () => {
         const state = client.getState();
         // A live turn at mount: the chat resumes it; meanwhile, see whether its owner is still here.
@@ -73,21 +81,35 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.publish();
   }
 
+  /**
+   * Resolves once this tab knows whether the live turn it found belongs to another tab (then
+   * `following` says so): at once with Web Locks, after the claim window with the lease.
+   */
+  async whenOwnerKnown(): Promise<void> {
+    await this.loaded;
+    await this.ownerKnown;
+  }
+
   addCleanup(cleanup: () => void): void {
     this.cleanups.push(cleanup);
   }
 
-  /** Owns the turn for this tab, waiting briefly for an owner that is finishing. */
+  /**
+   * Owns the turn for this tab, waiting briefly for an owner that is finishing (not for one
+   * that starts a new turn meanwhile: its announcement ends the wait, the send is refused).
+   */
   async acquire(): Promise<boolean> {
     const { coordinator } = this.options;
     if (coordinator === undefined) return true;
     if (await coordinator.acquire()) return true;
     const grace = new AbortController();
+    this.grace = grace;
     const timer = setTimeout(() => grace.abort(), ACQUIRE_GRACE_MS);
     try {
       return await coordinator.waitForOwnership(grace.signal);
     } finally {
       clearTimeout(timer);
+      if (this.grace === grace) this.grace = undefined;
     }
   }
 
@@ -180,7 +202,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (this.watch !== undefined) return;
     const watch = new AbortController();
     this.watch = watch;
-    coordinator.waitForOwnership(watch.signal).then((granted) => {
+    // Whether another tab owns the turn is known at once with Web Locks, after the claim window
+    // with the lease; until then `ownerKnown` is pending (a resume decides then whether it follows).
+    const owned = (granted: boolean) => {
       if (this.watch === watch) this.watch = undefined;
       if (!granted || this.disposed) return;
       this.following = false;
@@ -191,6 +215,18 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       }
       this.settle();
       this.publish();
+    };
+    // Settles once `following` says whether the turn is another tab's (a free lock is taken first).
+    const known = coordinator.acquire().then(
+      (granted) => {
+        if (granted) owned(true);
+        return granted;
+      },
+      () => false,
+    );
+    this.ownerKnown = known.then(() => undefined);
+    void known.then((granted) => {
+      if (!granted) void coordinator.waitForOwnership(watch.signal).then(owned);
     });
   }
 

@@ -45,8 +45,10 @@ export interface UseChatSessionResult<UI_MESSAGE extends UIMessage = UIMessage> 
   /** This tab's part: owner of the live turn, following another tab, and the coordination mode. */
   tab: TabState;
   /**
-   * True while this tab shows a turn another tab owns (`useFollowTurns`): `useChat`'s
-   * `onToolCall`, `onFinish` and `sendAutomaticallyWhen` should then leave the turn to its owner.
+   * True while this tab shows a turn another tab owns (a turn `useFollowTurns` shows, or the
+   * resume `useChat({ resume: true })` starts in a tab opened while another tab's turn streams):
+   * `useChat`'s `onToolCall`, `onFinish` and `sendAutomaticallyWhen` should then leave the turn
+   * to its owner.
    */
   isFollowingTurn(): boolean;
   /** For `useSessionState(session.source, selector)`. */

@@ -116,6 +116,8 @@ export function useDurableChat<UI_MESSAGE extends UIMessage = UIMessage>(
   }, [controller, resumeOnMount]);
 
   useEffect(() => {
+    if (isBusy(helpers.status)) return;
+    controller.whenIdle();
     if (helpers.status === 'ready') controller.flushPending();
   }, [helpers.status, controller]);
   const pendingMessages = useSyncExternalStore(

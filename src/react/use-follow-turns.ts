@@ -67,6 +67,8 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
   useEffect(() => {
     let resuming = false;
     let remoteFinal: UI_MESSAGE | undefined;
+    /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
+    let pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
     const applyRemoteFinal = () => {
       const current = latest.current;
       const message = remoteFinal;
@@ -80,32 +82,61 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
     };
     const show = (turn: RemoteTurn<UI_MESSAGE>) => {
       const current = latest.current;
-      if (resuming || isBusy(current.status)) return;
-      const { message } = turn;
-      if (message !== undefined && !current.messages.some((existing) => existing.id === message.id)) {
-        current.setMessages([...current.messages, message]);
+      if (resuming || isBusy(current.status)) {
+        pendingTurn = turn;
+        return;
       }
+      pendingTurn = undefined;
+      const { message } = turn;
+      // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
+      let messages = handle.withoutRefused(current.messages);
+      if (message !== undefined && !messages.some((existing) => existing.id === message.id))
+        messages = [...messages, message];
+      if (messages !== current.messages) current.setMessages(messages);
       resuming = true;
-      handle.followedRequests += 1;
+      // A turn this tab took over (its owner went away; or it was this page's own before a
+      // reload) is this tab's to answer, as in useDurableChat; another tab's turn is followed.
+      const followed = !handle.getTabState().owner;
+      if (followed) handle.followedRequests += 1;
       const done = () => {
         resuming = false;
-        handle.followedRequests -= 1;
-        applyRemoteFinal();
+        if (followed) handle.followedRequests -= 1;
+        whenIdle();
       };
       current.resumeStream().then(done, (error: unknown) => {
         done();
         handle.client.environment.warn(`following the other tab's turn failed: ${String(error)}`);
       });
     };
+    /** The chat is idle: a turn announced meanwhile is shown, a refused send leaves, a final reply applies. */
+    const whenIdle = () => {
+      const current = latest.current;
+      if (resuming || isBusy(current.status)) return;
+      if (pendingTurn !== undefined) {
+        show(pendingTurn);
+        return;
+      }
+      const messages = handle.withoutRefused(current.messages);
+      if (messages !== current.messages) current.setMessages(messages);
+      applyRemoteFinal();
+    };
     const onRemoteFinish = (message: UI_MESSAGE) => {
       remoteFinal = message;
       applyRemoteFinal();
     };
+    // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
+    const onResumeMessage = (message: UI_MESSAGE) => {
+      const current = latest.current;
+      if (!current.messages.some((existing) => existing.id === message.id))
+        current.setMessages([...current.messages, message]);
+    };
     handle.remoteTurnHandler = show;
     handle.remoteFinishHandler = onRemoteFinish;
-    applyPending.current = applyRemoteFinal;
+    handle.resumeMessageHandler = onResumeMessage;
+    applyPending.current = whenIdle;
     return () => {
       applyPending.current = () => {};
+      if (handle.resumeMessageHandler === onResumeMessage) handle.resumeMessageHandler = undefined;
       if (handle.remoteTurnHandler === show) handle.remoteTurnHandler = undefined;
       if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;
     };
@@ -139,16 +170,20 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
 
   // A reply this tab made (not one it followed) ended: the other tabs take its final form.
   const ownRequest = useRef(false);
+  /** `handle.followedResumes` when the request began: a resume found to follow moves it. */
+  const resumesAtStart = useRef(0);
   const busy = isBusy(chat.status);
   useEffect(() => {
     if (busy) {
       if (handle.followedRequests === 0) ownRequest.current = true;
+      resumesAtStart.current = handle.followedResumes;
       return;
     }
     // The rendered status can trail the request's end (@ai-sdk/react 4 renders from a snapshot).
     applyPending.current();
     if (!ownRequest.current) return;
     ownRequest.current = false;
+    if (handle.followedResumes !== resumesAtStart.current) return; // it showed another tab's turn
     const last = latest.current.messages.at(-1);
     if (latest.current.status === 'ready' && last?.role === 'assistant') handle.announceFinished(last);
   }, [busy, handle]);

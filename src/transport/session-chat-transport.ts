@@ -242,7 +242,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.stops.cancel();
     await entry.client.ready();
     const active = entry.active;
-    active?.stop();
+    active?.stop(true); // reported to the AI SDK as its own stop() is (isAbort)
     for (const turn of entry.draining) turn.stop();
     entry.draining.clear();
     entry.queuedTurns = []; // the user stopped: what was queued behind the live turn is not resumed

@@ -219,6 +219,8 @@ export class TurnStream {
   private completedAt: number | undefined;
   /** Nobody will read the stream (a settled peek drains in the background): drop chunks. */
   private detached = false;
+  /** `stop(true)`: the stream errors with an `AbortError` instead of closing. */
+  private stoppedAsAbort = false;
   private resumeProducer: (() => void) | undefined;
   private liveness: TurnLiveness | undefined;
   private connected = false;
@@ -469,8 +471,13 @@ export class TurnStream {
     this.end('failed', error);
   }
 
-  /** Ends the stream now (the user stopped): what was shown stays, the reader is released. */
-  stop(): void {
+  /**
+   * Ends the stream now (the user stopped): what was shown stays, the reader is released.
+   * `asAbort` (a stop from outside the chat, `transport.stop(chatId)`): the stream errors with
+   * an `AbortError`, so the AI SDK reports it as it reports its own `stop()` (`isAbort`).
+   */
+  stop(asAbort = false): void {
+    this.stoppedAsAbort = asAbort;
     this.end('stopped');
   }
 
@@ -1001,6 +1008,11 @@ export class TurnStream {
         this.outbox.close();
         return;
       case 'stopped':
+        if (this.stoppedAsAbort) {
+          this.outbox.clear();
+          this.controller.error(new DOMException('the reply was stopped', 'AbortError'));
+          return;
+        }
         this.outbox.close();
         return;
       case 'cancelled':

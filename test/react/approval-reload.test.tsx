@@ -1,0 +1,238 @@
+// @vitest-environment happy-dom
+// Issue 19 item 10: two tabs on one chat; tab 1 sends a message whose reply asks for a tool
+// approval and approves it; tab 2 reloads meanwhile, at each moment of that turn. The app is
+// written as the README says: the transcript is saved in `onFinish` (not when aborted, failed
+// or following another tab's turn) and loaded back as `messages` on a reload. Every moment:
+// the tool runs once, both tabs end with the same transcript, no error, only tab 1 saves.
+import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
+import { waitFor as waitForDom } from '@testing-library/react';
+import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevServer } from '../../src/dev-server/index.js';
+import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
+import type { TabCoordinationOptions } from '../../src/react/tab-coordinator.js';
+import { type AgentPause, pauseTurn, startMomentsServer } from '../transport/support/moments.js';
+import {
+  chatOptions,
+  mountChat,
+  nextChatId,
+  type RecordedRequest,
+  recordingFetch,
+  transcript as transcriptOf,
+} from './support/harness.js';
+import { MemoryLocks } from './support/memory-locks.js';
+import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
+
+let server: DevServer;
+beforeAll(async () => {
+  server = await startMomentsServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
+const appends = (requests: RecordedRequest[]) =>
+  requests.filter((request) => request.method === 'POST' && request.path.endsWith('/in/append'));
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const ASK = '/approve ship it';
+const EXPECTED = ['user: /approve ship it', 'assistant: [tool-confirm]Confirmed: ship it'];
+
+/** What either React path offers the test: one tab. */
+interface Tab {
+  transcript(): string[];
+  messages(): UIMessage[];
+  status(): string;
+  error(): Error | undefined;
+  send(text: string): void;
+  approve(id: string): Promise<void>;
+  unmount(): void;
+}
+
+interface App {
+  saved: UIMessage[];
+  saves: string[];
+  errors: { tab: string; error: unknown }[];
+  recorder: ReturnType<typeof recordingFetch>;
+}
+
+type Open = (name: string, chatId: string, tabs: TabCoordinationOptions, app: App) => Tab;
+
+const openDurable: Open = (name, chatId, tabs, app) => {
+  const { persistence: _memory, retry: _shortened, ...options } = chatOptions(server, chatId);
+  const chat = mountChat({
+    ...options,
+    persistence: 'local',
+    tabs,
+    fetch: app.recorder.fetch,
+    clientData: { delayMs: 5 },
+    messages: structuredClone(app.saved),
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    onError: (error) => app.errors.push({ tab: name, error }),
+    onFinish: ({ messages, isAbort, isError }) => {
+      if (isAbort || isError) return;
+      app.saved = structuredClone(messages);
+      app.saves.push(name);
+    },
+  });
+  return {
+    transcript: () => chat.transcript(),
+    messages: () => chat.current.messages,
+    status: () => chat.current.status,
+    error: () => chat.current.error,
+    send: (text) => void chat.run((current) => current.sendMessage({ text })),
+    approve: (id) =>
+      chat.run(async (current) => {
+        await current.addToolApprovalResponse({ id, approved: true });
+      }),
+    unmount: () => chat.unmount(),
+  };
+};
+
+const openPlain: Open = (name, chatId, tabs, app) => {
+  const { persistence: _memory, ...shared } = sessionOptions(server, chatId);
+  const holder: { page?: ReturnType<typeof mountPlainChat> } = {};
+  const following = () => holder.page?.session.isFollowingTurn() === true;
+  const page = mountPlainChat({
+    session: { ...shared, persistence: 'local', tabs, fetch: app.recorder.fetch, clientData: { delayMs: 5 } },
+    chat: {
+      resume: true,
+      messages: structuredClone(app.saved),
+      sendAutomaticallyWhen: (input) =>
+        !following() && lastAssistantMessageIsCompleteWithApprovalResponses(input),
+      onError: (error) => app.errors.push({ tab: name, error }),
+      onFinish: ({ messages, isAbort, isError }) => {
+        if (isAbort || isError || following()) return;
+        app.saved = structuredClone(messages as UIMessage[]);
+        app.saves.push(name);
+      },
+    },
+  });
+  holder.page = page;
+  return {
+    transcript: () => page.transcript(),
+    messages: () => page.chat.messages as UIMessage[],
+    status: () => page.chat.status,
+    error: () => page.chat.error,
+    send: (text) => void page.chat.sendMessage({ text }),
+    approve: async (id) => {
+      await page.chat.addToolApprovalResponse({ id, approved: true });
+    },
+    unmount: () => page.unmount(),
+  };
+};
+
+function approvalId(tab: Tab): string | undefined {
+  const part = tab
+    .messages()
+    .at(-1)
+    ?.parts.find((candidate) => candidate.type === 'tool-confirm') as
+    | { state: string; approval?: { id: string } }
+    | undefined;
+  return part?.state === 'approval-requested' ? part.approval?.id : undefined;
+}
+
+/** When tab 2 reloads, in turn 1 (the approval request) or turn 2 (the approved tool's output). */
+const moments = [
+  { moment: 'while the approval request streams', turn: 1, beforeChunk: 2 },
+  { moment: 'after the approval request, before the approval', turn: 1.5, beforeChunk: 0 },
+  { moment: 'right after the approval', turn: 2, beforeChunk: 0 },
+  { moment: 'after the tool output, before the text', turn: 2, beforeChunk: 4 },
+] as const;
+
+const paths: [string, Open][] = [
+  ['useChat + useChatSession + useFollowTurns', openPlain],
+  ['useDurableChat', openDurable],
+];
+
+const coordinations: [string, () => TabCoordinationOptions][] = [
+  ['Web Locks', () => ({ locks: new MemoryLocks(), broadcastChannel: channel })],
+  ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel, heartbeatMs: 60 })],
+];
+
+describe.each(coordinations)(
+  'item 10 (%s): a tab reloaded during another tab’s tool-approval turn',
+  (_mode, coordination) => {
+    describe.each(paths)('%s', (_path, open) => {
+      it.each(moments)(
+        'reloaded $moment: the tool runs once, both tabs end alike, no error, one saver',
+        async ({ turn, beforeChunk }) => {
+          const chatId = nextChatId('approval-reload');
+          const tabs = coordination();
+          const app: App = { saved: [], saves: [], errors: [], recorder: recordingFetch() };
+          const tab1 = open('tab1', chatId, tabs, app);
+          let tab2 = open('tab2', chatId, tabs, app);
+          let paused: AgentPause | undefined;
+          const reload = () => {
+            tab2.unmount();
+            tab2 = open('tab2', chatId, tabs, app);
+          };
+          if (turn === 1) paused = pauseTurn(chatId, ASK, beforeChunk);
+          tab1.send(ASK);
+          if (paused !== undefined) {
+            await waitForDom(() => expect(paused?.reached).toBe(true), { timeout: 5_000 });
+            reload();
+            await pause(100);
+            paused.release();
+          }
+          await waitForDom(() => expect(approvalId(tab1)).toBeDefined(), { timeout: 5_000 });
+          await waitForDom(() => expect(tab1.status()).toBe('ready'));
+          if (turn === 1.5) {
+            reload();
+            await pause(100);
+          }
+          if (turn === 2) paused = pauseTurn(chatId, '', beforeChunk); // the continuation has no user text
+          await tab1.approve(approvalId(tab1) ?? '');
+          if (turn === 2 && paused !== undefined) {
+            await waitForDom(() => expect(paused?.reached).toBe(true), { timeout: 5_000 });
+            reload();
+            await pause(100);
+            paused.release();
+          }
+          await waitForDom(() => expect(tab1.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
+          await waitForDom(() => expect(tab2.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
+          await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
+          await pause(200);
+          expect(tab2.transcript()).toEqual(EXPECTED);
+          expect(app.errors).toEqual([]);
+          expect([tab1.error(), tab2.error()]).toEqual([undefined, undefined]);
+          expect(appends(app.recorder.requests)).toHaveLength(2); // the message and the approval
+          expect(new Set(app.saves)).toEqual(new Set(['tab1']));
+          tab1.unmount();
+          tab2.unmount();
+        },
+      );
+    });
+  },
+);
+
+describe.each(paths)(
+  'item 10, one tab (%s): leaving and coming back right after the approval',
+  (_path, open) => {
+    it('the approved tool’s output and text come back on the saved transcript, once, with no error', async () => {
+      const chatId = nextChatId('approval-come-back');
+      const tabs = coordinations[0]?.[1]() ?? {};
+      const app: App = { saved: [], saves: [], errors: [], recorder: recordingFetch() };
+      const first = open('tab1', chatId, tabs, app);
+      first.send(ASK);
+      await waitForDom(() => expect(approvalId(first)).toBeDefined(), { timeout: 5_000 });
+      await waitForDom(() => expect(app.saves).toEqual(['tab1']));
+      const paused = pauseTurn(chatId, '', 4);
+      await first.approve(approvalId(first) ?? '');
+      await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 5_000 });
+      first.unmount();
+      paused.release();
+      await pause(200);
+      const back = open('tab1', chatId, tabs, app);
+      await waitForDom(() => expect(back.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
+      await waitForDom(() => expect(back.status()).toBe('ready'));
+      await pause(200);
+      expect(app.errors).toEqual([]);
+      expect(back.transcript()).toEqual(EXPECTED);
+      expect(appends(app.recorder.requests)).toHaveLength(2);
+      expect(app.saves).toEqual(['tab1', 'tab1']); // the approval request, then the whole reply
+      expect(transcriptOf(app.saved)).toEqual(EXPECTED);
+      back.unmount();
+    });
+  },
+);
