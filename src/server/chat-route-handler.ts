@@ -16,6 +16,7 @@ import { readBodyText } from './read-body-text.js';
 import { redactSecret } from './redact-secret.js';
 import type { RetryOptions } from './retry-delay.js';
 import { errorResponse, jsonResponse, mapUpstreamFailure } from './route-responses.js';
+import { sessionCreateInput } from './session-create-input.js';
 import { type CreateSessionInput, createSessionsApi, type SessionsApi } from './sessions-api.js';
 import { createWatchToken } from './watch-token.js';
 
@@ -172,24 +173,7 @@ export function createChatRouteHandler(
     chatId: string,
     browserData: unknown,
   ): Promise<CreateSessionInput> {
-    const extra = (await options.createOptions?.(request, chatId, browserData)) ?? {};
-    const clientData = 'clientData' in extra ? extra.clientData : browserData;
-    const input: CreateSessionInput = {
-      taskIdentifier: options.taskIdentifier,
-      externalId: chatId,
-      triggerConfig: {
-        ...extra.triggerConfig,
-        basePayload: {
-          chatId,
-          trigger: 'preload',
-          ...(clientData === undefined ? {} : { metadata: clientData }),
-        },
-      },
-    };
-    if (extra.tags !== undefined) input.tags = extra.tags;
-    if (extra.metadata !== undefined) input.metadata = extra.metadata;
-    if (extra.expiresAt !== undefined) input.expiresAt = extra.expiresAt;
-    return input;
+    return (await sessionCreateInput(options, request, chatId, browserData)).input;
   }
 
   /**

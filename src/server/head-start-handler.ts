@@ -20,7 +20,8 @@ import { readBodyText } from './read-body-text.js';
 import { requestUpstream, type UpstreamContext } from './request-upstream.js';
 import { type RetryOptions, resolveRetryOptions } from './retry-delay.js';
 import { errorResponse, jsonResponse, mapUpstreamFailure } from './route-responses.js';
-import { type CreateSessionInput, createSessionsApi, type SessionsApi } from './sessions-api.js';
+import { sessionCreateInput } from './session-create-input.js';
+import { createSessionsApi, type SessionsApi } from './sessions-api.js';
 
 export type { HeadStartReply, UIMessageStreamProducer } from './head-start-reply.js';
 
@@ -105,27 +106,9 @@ export function createHeadStartHandler(
   const onError = options.onError ?? logError;
   const authorizeTimeoutMs = options.authorizeTimeoutMs ?? 10_000;
 
-  async function createInput(request: Request, chatId: string, browserData: unknown) {
-    const extra = (await options.createOptions?.(request, chatId, browserData)) ?? {};
-    const clientData = 'clientData' in extra ? extra.clientData : browserData;
-    const input: CreateSessionInput = {
-      taskIdentifier: options.taskIdentifier,
-      externalId: chatId,
-      triggerConfig: {
-        ...extra.triggerConfig,
-        // `preload`: the run boots now, in parallel with the reply made here.
-        basePayload: {
-          chatId,
-          trigger: 'preload',
-          ...(clientData === undefined ? {} : { metadata: clientData }),
-        },
-      },
-    };
-    if (extra.tags !== undefined) input.tags = extra.tags;
-    if (extra.metadata !== undefined) input.metadata = extra.metadata;
-    if (extra.expiresAt !== undefined) input.expiresAt = extra.expiresAt;
-    return { input, clientData };
-  }
+  // `preload`: the run boots now, in parallel with the reply made here.
+  const createInput = (request: Request, chatId: string, browserData: unknown) =>
+    sessionCreateInput(options, request, chatId, browserData);
 
   /** One append with the session's own token, retried under one part id (stored once). */
   async function append(
