@@ -26,7 +26,8 @@ export const SIZE_TARGET_BYTES = 25 * 1024;
  * docs/performance.md#bundle-size): CI holds what the package weighs today, so it only grows
  * by a decision that raises this line; lower it as the package shrinks, down to the target.
  */
-export const SIZE_GUARD_BYTES = 32 * 1024;
+// 38 KB: the bundle weighed 36.2 KB after head start, history and the React fixes landed.
+export const SIZE_GUARD_BYTES = 38 * 1024;
 
 /** Never part of the budget: the app installs these itself (peer dependencies). */
 const PEERS = ['ai', 'react', 'react-dom', 'react/jsx-runtime', '@ai-sdk/react'];
