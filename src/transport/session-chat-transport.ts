@@ -283,8 +283,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         turnInSeq: undefined,
         turnPriorInSeq: ownEdge ? entry.inSeq : undefined,
       });
-    let answered: (answer: AppendAnswer) => void = () => {};
-    if (goesLive) entry.answering = { generation, answer: new Promise((resolve) => (answered = resolve)) };
+    const answered = goesLive ? awaitAnswer(entry, generation) : () => {};
     let result: AppendResult;
     try {
       result = await this.appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
@@ -511,8 +510,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         pendingAppend,
       });
     else client.store.setState({ pendingAppend });
-    let answered: (answer: AppendAnswer) => void = () => {};
-    if (!wasLive) entry.answering = { generation, answer: new Promise((resolve) => (answered = resolve)) };
+    const answered = wasLive ? () => {} : awaitAnswer(entry, generation);
     const settlePending = (patch: Partial<ChatSessionState>) =>
       settlePendingAppend(client, pendingAppend, patch);
     // The stream is returned now, not when the append is answered: a slow or retried append
@@ -872,6 +870,16 @@ function stoppedTurnMark(active: TurnStream | undefined, state: ChatSessionState
   const readPastStart =
     lastEventId !== undefined && (turnStartCursor === undefined || lastEventId > turnStartCursor);
   return readPastStart ? 'started' : 'unstarted';
+}
+
+/**
+ * The append of the turn that went live with `generation` is out: a resume meanwhile waits for
+ * its answer (see `ownInput`). Returns what settles it.
+ */
+function awaitAnswer(entry: ChatEntry, generation: number): (answer: AppendAnswer) => void {
+  let settle: (answer: AppendAnswer) => void = () => {};
+  entry.answering = { generation, answer: new Promise((resolve) => (settle = resolve)) };
+  return settle;
 }
 
 function laterCursor(a: number | undefined, b: number | undefined): number | undefined {
