@@ -82,6 +82,29 @@ describe('item 17: an action’s output is attributed by the action’s seq', ()
     transport.close();
   });
 
+  it('an unplanned moment: resumed while the action’s append is still unanswered, the output shows once the seq is known', async () => {
+    const chatId = uniqueChatId('action-resume-in-flight');
+    const slowActionAnswer: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const body = typeof init?.body === 'string' ? init.body : '';
+      if (!body.includes('"trigger":"action"')) return response;
+      const text = await response.text();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return new Response(text, { status: response.status, headers: response.headers });
+    };
+    const transport = transportFor({ fetch: slowActionAnswer });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'hello' });
+    const acting = transport.sendAction(chatId, { type: 'shout' });
+    await waitFor(() => transport.getState(chatId).turnLive, 5_000, 'the action to go live');
+    expect(transport.getState(chatId).turnInSeq).toBeUndefined(); // its answer is still on the way
+    await chat.resumeStream();
+    await acting;
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages)).toEqual(['user: hello', 'assistant: Echo: hello', 'assistant: SHOUT']);
+    transport.close();
+  });
+
   it('a page reloaded after its action was stored resumes the action’s output, not a stopped turn’s end', async () => {
     const records = new Map<string, PersistedChatRecord>();
     const chatId = uniqueChatId('action-reload');
