@@ -20,6 +20,7 @@ import {
   networkError,
   readJsonBody,
 } from './http.js';
+import { inspectNote, isInspected } from './inspection.js';
 import { refusedFreshToken } from './refused-fresh-token.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
 
@@ -86,6 +87,8 @@ export async function appendWithRetry(
         },
         retry.appendTimeoutMs,
         OPERATION,
+        undefined,
+        context.chatId,
       );
       // The body is bounded too: a 200 whose body stalls after the headers is still stored
       // (its seq is then unknown), never an answer the turn waits for forever.
@@ -128,6 +131,12 @@ export async function appendWithRetry(
         ? rateLimitDelay(attempt, failure.resetAt, env.now(), retry, env.random(), failure.serverDate)
         : backoffDelay(attempt, retry, env.random());
     if (delay === undefined) throw failure;
+    if (isInspected())
+      inspectNote(
+        context.chatId,
+        { type: 'append-retrying', attempt, delayMs: delay, code: failure.code },
+        env.now(),
+      );
     try {
       await sleep(env, delay, signal);
     } catch (error) {

@@ -3,6 +3,7 @@ import { DEFAULT_TIMEOUT_SECONDS } from '../protocol/limits.js';
 import { type ClientEnvironment, resolveEnvironment } from './environment.js';
 import type { SessionEvent, SessionEventHandler } from './events.js';
 import type { HeadersOption } from './http.js';
+import { inspectEvent, isInspected } from './inspection.js';
 import {
   type LivenessOptions,
   type ResolvedLivenessOptions,
@@ -60,6 +61,7 @@ export function createClientContext(input: ClientContextInput): ClientContext {
   const env = resolveEnvironment({ ...input.environment, ...(input.fetch ? { fetch: input.fetch } : {}) });
   const { chatId, store } = input;
   const emit = (event: SessionEvent) => {
+    if (isInspected()) inspectEvent(event);
     try {
       input.onEvent?.(event);
     } catch (error) {

@@ -1,6 +1,7 @@
 import { ConnectionError } from '../errors/connection-error.js';
 import type { DurableChatError } from '../errors/durable-chat-error.js';
 import type { ClientEnvironment } from './environment.js';
+import { inspectFetch, isInspected } from './inspection.js';
 
 /** Extra headers: a fixed set, or a function called per request (for rotating values). */
 export type HeadersOption = Record<string, string> | Headers | (() => Record<string, string> | Headers);
@@ -129,6 +130,8 @@ export function fetchWithTimeout(
   timeoutMs: number,
   operation: string,
   owned?: AbortController,
+  /** The chat this request serves: an attached inspector sees the request under it. */
+  chatId?: string,
 ): Promise<Response> {
   const outer = owned === undefined ? (init.signal ?? undefined) : undefined;
   let controller = owned;
@@ -147,7 +150,11 @@ export function fetchWithTimeout(
   // Chained rather than `async`: no suspended frame per request in flight.
   let pending: Promise<Response>;
   try {
-    pending = env.fetch(url, { ...init, signal: target.signal });
+    const sent = { ...init, signal: target.signal };
+    pending =
+      chatId === undefined || !isInspected()
+        ? env.fetch(url, sent)
+        : inspectFetch({ chatId, url, init: sent }, () => env.fetch(url, sent));
   } catch (error) {
     env.clearTimeout(timer);
     return Promise.reject(error);

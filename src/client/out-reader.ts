@@ -391,6 +391,7 @@ export class OutReader {
       context.retry.connectTimeoutMs,
       'read .out',
       connection,
+      context.chatId,
     );
   }
 

@@ -1,6 +1,7 @@
 import { ConnectionError } from '../errors/connection-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { SessionClosedError } from '../errors/http-error.js';
+import { readTokenClaims } from '../protocol/token-claims.js';
 import type { ChatInputChunk } from '../protocol/types.js';
 import { utf8ByteLength } from '../protocol/utf8.js';
 import { serializeAppend } from '../protocol/validate.js';
@@ -9,6 +10,13 @@ import { type ClientContext, createClientContext } from './client-context.js';
 import { type ClientEnvironment, randomPartId } from './environment.js';
 import type { SessionEvent, SessionEventHandler } from './events.js';
 import { callbackWithTimeout, type HeadersOption } from './http.js';
+import {
+  type InspectionNote,
+  inspectNote,
+  isInspected,
+  registerInspectable,
+  tokenFacts,
+} from './inspection.js';
 import type { LivenessOptions, ResolvedLivenessOptions } from './liveness-options.js';
 import { type OutReadEnd, OutReader, type OutReadHandlers, type OutReadOptions } from './out-reader.js';
 import type { SessionPersistence } from './persistence.js';
@@ -142,6 +150,7 @@ export class SessionClient {
   /** This client's `startSession` said the session already existed (`isCached: true`). */
   private metExistingSession = false;
   private replacing: Promise<void> | undefined;
+  private readonly unregisterInspectable: () => void;
   /** Sessions replaced after a 404 (see `replaceSession`). */
   private generation = 0;
 
@@ -168,6 +177,7 @@ export class SessionClient {
             env.now,
           );
     this.hydration = this.hydrate();
+    this.unregisterInspectable = registerInspectable(this);
   }
 
   getState(): ChatSessionState {
@@ -419,6 +429,7 @@ export class SessionClient {
     for (const reader of this.readers) reader.abort();
     this.readers.clear();
     this.persistence?.dispose();
+    this.unregisterInspectable();
   }
 
   private assertOpen(): void {
@@ -451,7 +462,7 @@ export class SessionClient {
   /** The app's `startSession`, bounded in time; a closed session marks the chat closed. */
   private async callStartSession(): Promise<StartSessionResult> {
     try {
-      return await callbackWithTimeout(
+      const result = await callbackWithTimeout(
         this.context.env,
         () =>
           this.options.startSession({
@@ -462,6 +473,17 @@ export class SessionClient {
         this.context.retry.callbackTimeoutMs,
         'startSession',
       );
+      if (isInspected()) {
+        const note: InspectionNote = {
+          type: 'session-started',
+          sessionId: result.sessionId,
+          isCached: result.isCached,
+          currentRunId: result.currentRunId,
+          token: tokenFacts(readTokenClaims(String(result.publicAccessToken))),
+        };
+        inspectNote(this.chatId, note, this.context.env.now());
+      }
+      return result;
     } catch (error) {
       this.noteClosed(error);
       if (isDurableChatError(error)) throw error;
@@ -488,12 +510,17 @@ export class SessionClient {
     const { getAccessToken } = this.options;
     if (getAccessToken === undefined) return (await this.callStartSession()).publicAccessToken;
     try {
-      return await callbackWithTimeout(
+      const token = await callbackWithTimeout(
         this.context.env,
         () => getAccessToken({ chatId: this.chatId }),
         this.context.retry.callbackTimeoutMs,
         'getAccessToken',
       );
+      if (isInspected()) {
+        const facts = tokenFacts(readTokenClaims(String(token)));
+        inspectNote(this.chatId, { type: 'token-fetched', token: facts }, this.context.env.now());
+      }
+      return token;
     } catch (error) {
       this.noteClosed(error);
       throw error;

@@ -1,5 +1,6 @@
 /** durable-chat/dev-server: the local session server (Node only). */
 export * from '../errors/index.js';
+export type { SessionRecording } from '../protocol/recording.js';
 export {
   type AgentActionContext,
   type AgentDefinition,
@@ -26,6 +27,12 @@ export type {
 export type { SessionInfo } from './inspect.js';
 export type { DevServerLogger } from './logger.js';
 export { DEFAULT_TRIM_DELAY_MS, type DevServerOptions, generateSecretKey } from './options.js';
+export {
+  type ReplayOptions,
+  type ReplayServer,
+  replayRecording,
+  type UnmatchedRequest,
+} from './replay/replay-recording.js';
 export { DIVERGED_PREFIX } from './runs/diverge-answer.js';
 export { type DevServer, type StartDevServerOptions, startDevServer } from './start-dev-server.js';
 export { DirectoryObjectStore, MemoryObjectStore, type ObjectStore } from './store/object-store.js';

@@ -1,4 +1,5 @@
 import type { UIMessage } from 'ai';
+import { inspectNote, isInspected } from '../client/inspection.js';
 import { parsePersistedRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
 import { adoptPersistedRecord } from './adopt-persisted-record.js';
@@ -259,5 +260,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (last?.mode === state.mode && last.owner === state.owner && last.following === state.following) return;
     this.published = state;
     this.options.onTabState(state);
+    const { client } = this.options;
+    if (isInspected()) inspectNote(client.chatId, { type: 'tab-state', ...state }, client.environment.now());
   }
 }

@@ -18,6 +18,7 @@ import type { SessionStateSource } from './session-registry.js';
 import { type SessionView, toSessionView } from './session-view.js';
 import { useNowWhile } from './use-now-while.js';
 import { useSessionState } from './use-session-state.js';
+import { useStatusLabelForInspectors } from './use-status-label-for-inspectors.js';
 
 export interface UseChatSessionResult<UI_MESSAGE extends UIMessage = UIMessage> {
   /** The chat id: pass it to `useChat({ id: session.id, transport: session.transport, resume: true })`. */
@@ -183,5 +184,6 @@ export function useChatSessionWithHandle<UI_MESSAGE extends UIMessage>(
       isFollowingTurn: () => handle.followedRequests > 0,
     };
   }, [handle, fields, tab, activity, now]);
+  useStatusLabelForInspectors(handle, session.statusLabel);
   return { session, handle };
 }

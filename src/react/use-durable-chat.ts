@@ -14,6 +14,7 @@ import {
 } from './session-chat-status.js';
 import { type UseChatSessionResult, useChatSessionWithHandle } from './use-chat-session.js';
 import { useNowWhile } from './use-now-while.js';
+import { useStatusLabelForInspectors } from './use-status-label-for-inspectors.js';
 
 export { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
 
@@ -151,11 +152,13 @@ export function useDurableChat<UI_MESSAGE extends UIMessage = UIMessage>(
     [controller],
   );
 
+  const statusLabel = describeSessionChatStatus(sessionStatus);
+  useStatusLabelForInspectors(handle, statusLabel);
   return {
     ...helpers,
     stop,
     sessionStatus,
-    statusLabel: describeSessionChatStatus(sessionStatus),
+    statusLabel,
     sendAction,
     sendPendingMessage,
     pendingMessages,

@@ -1,3 +1,4 @@
+import { inspectNote, isInspected } from '../client/inspection.js';
 import type { SessionClient } from '../client/session-client.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 
@@ -139,6 +140,10 @@ export class TurnLiveness {
       const { currentRunId } = await this.client.checkRun();
       if (currentRunId === null) verdict = 'gone';
       else if (currentRunId !== undefined) verdict = 'alive';
+      if (isInspected()) {
+        const note = { type: 'liveness-check', runId: currentRunId, verdict } as const;
+        inspectNote(this.client.chatId, note, env.now());
+      }
     } catch (error) {
       // A closed session stops the reader through the client; anything else tells nothing.
       if (!isDurableChatError(error) || error.code !== 'SESSION_CLOSED') {
