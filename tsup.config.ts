@@ -2,22 +2,25 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { defineConfig } from 'tsup';
 
-const CLIENT_ENTRY = 'dist/react.js';
+/** Entries that hold hooks or components: client modules for React Server Components bundlers. */
+const CLIENT_ENTRIES = ['dist/react.js', 'dist/devtools.js'];
 const USE_CLIENT = "'use client';\n";
 
 // Next.js (and any React Server Components bundler) needs `'use client'` on the first line
-// of the hooks' module. esbuild drops module directives when it bundles and tsup's
+// of the hooks' module (and the devtools panel's). esbuild drops module directives when it bundles and tsup's
 // `banner` would stamp every file, shared chunks included (the server entry imports those,
 // and a client boundary there would break route handlers), so the directive is added to
 // the React entry alone after the build, and its source map shifted by the one line.
-async function markReactEntryAsClient(): Promise<void> {
-  const code = await readFile(CLIENT_ENTRY, 'utf8');
-  if (code.startsWith(USE_CLIENT)) return;
-  await writeFile(CLIENT_ENTRY, USE_CLIENT + code);
-  const mapFile = `${CLIENT_ENTRY}.map`;
-  const map = JSON.parse(await readFile(mapFile, 'utf8')) as { mappings: string };
-  map.mappings = `;${map.mappings}`;
-  await writeFile(mapFile, JSON.stringify(map));
+async function markClientEntries(): Promise<void> {
+  for (const entry of CLIENT_ENTRIES) {
+    const code = await readFile(entry, 'utf8');
+    if (code.startsWith(USE_CLIENT)) continue;
+    await writeFile(entry, USE_CLIENT + code);
+    const mapFile = `${entry}.map`;
+    const map = JSON.parse(await readFile(mapFile, 'utf8')) as { mappings: string };
+    map.mappings = `;${map.mappings}`;
+    await writeFile(mapFile, JSON.stringify(map));
+  }
 }
 
 const BROWSER_STUB = 'dist/server-browser.js';
@@ -61,6 +64,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     react: 'src/react/index.ts',
+    devtools: 'src/devtools/index.ts',
     server: 'src/server/index.ts',
     'server-browser': 'src/server/browser.ts',
     'dev-server': 'src/dev-server/index.ts',
@@ -77,6 +81,7 @@ export default defineConfig({
     entry: {
       index: 'src/index.ts',
       react: 'src/react/index.ts',
+      devtools: 'src/devtools/index.ts',
       server: 'src/server/index.ts',
       'dev-server': 'src/dev-server/index.ts',
     },
@@ -88,7 +93,7 @@ export default defineConfig({
   // not pull them in (they are devDependencies; docs/performance.md#install-footprint).
   noExternal: DEV_SERVER_ONLY,
   onSuccess: async () => {
-    await markReactEntryAsClient();
+    await markClientEntries();
     await detachBrowserStub();
     await writeThirdPartyLicenses();
   },

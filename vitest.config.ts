@@ -33,6 +33,7 @@ export default defineConfig({
             'test/transport/**/*.test.ts',
             'test/react/**/*.test.tsx',
             'test/react/**/*.test.ts',
+            'test/devtools/**/*.test.tsx',
             'test/ai-version.test.ts',
           ],
           exclude: ['test/browser/**', 'test/examples/**', 'node_modules/**'],

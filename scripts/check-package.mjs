@@ -1,7 +1,7 @@
 // Packs the package as npm would publish it, checks the tarball with publint (strict) and
-// arethetypeswrong, then installs it into a throwaway project and imports all four entries,
+// arethetypeswrong, then installs it into a throwaway project and imports every entry,
 // so what users install is what gets checked: the export conditions of durable-chat/server
-// resolve per runtime as intended, and the React entry starts with 'use client'.
+// resolve per runtime as intended, and the React and devtools entries start with 'use client'.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,14 +38,14 @@ try {
     project,
   );
   const script = [
-    "const entries = ['durable-chat', 'durable-chat/react', 'durable-chat/server', 'durable-chat/dev-server'];",
+    "const entries = ['durable-chat', 'durable-chat/react', 'durable-chat/devtools', 'durable-chat/server', 'durable-chat/dev-server'];",
     'for (const entry of entries) {',
     '  const loaded = await import(entry);',
     "  if (Object.keys(loaded).length === 0) throw new Error(entry + ' exports nothing');",
     '}',
     "const { SessionChatTransport } = await import('durable-chat');",
     "if (typeof SessionChatTransport !== 'function') throw new Error('no SessionChatTransport');",
-    "console.log('throwaway project: all four entries import');",
+    "console.log('throwaway project: all five entries import');",
   ].join('\n');
   run('node', ['--input-type=module', '-e', script], project);
   checkDevServerBundled(project);
@@ -124,9 +124,11 @@ function checkDevServerBundled(project) {
 }
 
 function checkClientDirective(project) {
-  const file = join(project, 'node_modules', 'durable-chat', 'dist', 'react.js');
-  const firstLine = readFileSync(file, 'utf8').split('\n', 1)[0];
-  if (firstLine !== "'use client';")
-    throw new Error(`dist/react.js starts with ${JSON.stringify(firstLine)}`);
-  console.log("dist/react.js starts with 'use client'");
+  for (const entry of ['react.js', 'devtools.js']) {
+    const file = join(project, 'node_modules', 'durable-chat', 'dist', entry);
+    const firstLine = readFileSync(file, 'utf8').split('\n', 1)[0];
+    if (firstLine !== "'use client';")
+      throw new Error(`dist/${entry} starts with ${JSON.stringify(firstLine)}`);
+    console.log(`dist/${entry} starts with 'use client'`);
+  }
 }

@@ -4,6 +4,7 @@
  */
 
 export * from './client/index.js';
+export { recordSession, type SessionRecorder } from './devtools/record-session.js';
 export * from './errors/index.js';
 export * from './protocol/index.js';
 export * from './route-client/index.js';

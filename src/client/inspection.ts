@@ -62,8 +62,8 @@ export interface InspectionTap {
 interface InspectionHub {
   readonly chats: Set<WeakRef<InspectableChat>>;
   readonly taps: Set<InspectionTap>;
-  /** What the React hooks last said the chat's status is (`statusLabel`). */
-  readonly labels: WeakMap<InspectableChat, string>;
+  /** What the React layer last said of a chat (its `statusLabel`, its tab's part). */
+  readonly remembered: WeakMap<InspectableChat, RememberedFacts>;
 }
 
 // One hub per page, shared by every copy of the package (two installs, a dev server's bundle
@@ -74,7 +74,7 @@ function hub(): InspectionHub {
   const host = globalThis as { [HUB_KEY]?: InspectionHub };
   let found = host[HUB_KEY];
   if (found === undefined) {
-    found = { chats: new Set(), taps: new Set(), labels: new WeakMap() };
+    found = { chats: new Set(), taps: new Set(), remembered: new WeakMap() };
     host[HUB_KEY] = found;
   }
   return found;
@@ -141,18 +141,46 @@ export function inspectFetch(request: TappedRequest, send: () => Promise<Respons
   return next();
 }
 
+/** What the React layer says of a chat that the core cannot know. */
+export interface RememberedFacts {
+  /** The hooks' `statusLabel`. */
+  label?: string;
+  /** This tab's part in the live turn. */
+  tab?: { mode: string; owner: boolean; following: boolean };
+}
+
+function remember(chat: InspectableChat): RememberedFacts {
+  let facts = HUB.remembered.get(chat);
+  if (facts === undefined) {
+    facts = {};
+    HUB.remembered.set(chat, facts);
+  }
+  return facts;
+}
+
 /**
- * The hooks' `statusLabel` for a chat, kept (one weak entry per chat, per status change) so an
- * inspector attached later shows it at once; attached ones hear it as a note.
+ * The hooks' `statusLabel` for a chat, kept (one weak entry per chat, written per status
+ * change) so an inspector attached later shows it at once; attached ones hear it as a note.
  */
 export function noteStatusLabel(chat: InspectableChat, label: string, at: number): void {
-  if (HUB.labels.get(chat) === label) return;
-  HUB.labels.set(chat, label);
+  const facts = remember(chat);
+  if (facts.label === label) return;
+  facts.label = label;
   if (HUB.taps.size !== 0) inspectNote(chat.chatId, { type: 'status-label', label }, at);
 }
 
-export function statusLabelOf(chat: InspectableChat): string | undefined {
-  return HUB.labels.get(chat);
+/** This tab's part in the chat's live turn, kept and told like `noteStatusLabel`. */
+export function noteTabState(
+  chat: InspectableChat,
+  tab: NonNullable<RememberedFacts['tab']>,
+  at: number,
+): void {
+  remember(chat).tab = { ...tab };
+  if (HUB.taps.size !== 0) inspectNote(chat.chatId, { type: 'tab-state', ...tab }, at);
+}
+
+export function rememberedOf(chat: InspectableChat): RememberedFacts {
+  return { ...HUB.remembered.get(chat) };
 }
 
 /** `TokenFacts` of a token, for a note. */

@@ -37,6 +37,12 @@ interface LiveExchange extends RecordedExchange {
   bodyChars: number;
 }
 
+/** A step of one request, for a live view (the devtools timeline). */
+export type ExchangeStep = 'sent' | 'answered' | 'ended' | 'failed';
+
+/** Told each step of every request as it is recorded; must not throw. */
+export type ExchangeObserver = (exchange: RecordedExchange, step: ExchangeStep) => void;
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
@@ -65,7 +71,7 @@ function eventAsData(event: SessionEvent): RecordedEvent {
  * redacted whole when exported, since a token may arrive split across two reads.
  */
 export class ChatRecorder {
-  private readonly startedAt = Date.now();
+  readonly startedAt = Date.now();
   private readonly redactor = new TokenRedactor();
   private readonly exchanges: LiveExchange[] = [];
   private readonly events: RecordedEntry<RecordedEvent>[] = [];
@@ -80,6 +86,7 @@ export class ChatRecorder {
   constructor(
     readonly chatId: string,
     limits: RecordingLimits = {},
+    private readonly observer?: ExchangeObserver,
   ) {
     this.maxExchanges = limits.maxExchanges ?? 1_000;
     this.maxBodyChars = limits.maxBodyChars ?? 4 * 1024 * 1024;
@@ -133,6 +140,7 @@ export class ChatRecorder {
     if (typeof init.body === 'string') exchange.request.body = this.redactor.redact(init.body, seenAt);
     this.exchanges.push(exchange);
     if (this.exchanges.length > this.maxExchanges) this.dropOldest();
+    this.observer?.(exchange, 'sent');
     let response: Response;
     try {
       response = await send();
@@ -142,6 +150,7 @@ export class ChatRecorder {
         message: errorMessage(error),
         aborted: init.signal?.aborted === true,
       };
+      this.observer?.(exchange, 'failed');
       throw error;
     }
     const answered = Date.now();
@@ -157,8 +166,10 @@ export class ChatRecorder {
       end: { type: 'open', at: answered - this.startedAt },
     };
     exchange.response = recorded;
+    this.observer?.(exchange, 'answered');
     if (response.body === null) {
       recorded.end = { type: 'complete', at: recorded.at };
+      this.observer?.(exchange, 'ended');
       return response;
     }
     return new Response(this.observe(response.body, exchange, recorded, init.signal ?? undefined), {
@@ -177,7 +188,9 @@ export class ChatRecorder {
     const reader = source.getReader();
     const decoder = new TextDecoder();
     const ended = (type: 'complete' | 'dropped' | 'aborted') => {
-      if (recorded.end.type === 'open') recorded.end = { type, at: this.sinceStart() };
+      if (recorded.end.type !== 'open') return;
+      recorded.end = { type, at: this.sinceStart() };
+      this.observer?.(exchange, 'ended');
     };
     const frame = (text: string) => {
       if (text === '') return;

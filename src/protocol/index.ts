@@ -33,6 +33,16 @@ export {
   legacyControlRecord,
   turnCompleteRecord,
 } from './record-builders.js';
+export type {
+  ExchangeKind,
+  RecordedEntry,
+  RecordedEvent,
+  RecordedExchange,
+  RecordedResponse,
+  RecordedStart,
+  RecordedToken,
+  SessionRecording,
+} from './recording.js';
 export {
   type ClassifiedRecord,
   type CommandRecord,

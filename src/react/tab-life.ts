@@ -1,5 +1,5 @@
 import type { UIMessage } from 'ai';
-import { inspectNote, isInspected } from '../client/inspection.js';
+import { noteTabState } from '../client/inspection.js';
 import { parsePersistedRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
 import { adoptPersistedRecord } from './adopt-persisted-record.js';
@@ -261,6 +261,6 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.published = state;
     this.options.onTabState(state);
     const { client } = this.options;
-    if (isInspected()) inspectNote(client.chatId, { type: 'tab-state', ...state }, client.environment.now());
+    noteTabState(client, state, client.environment.now());
   }
 }

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // The built bin, as `npx durable-chat dev` runs it (vitest's globalSetup builds dist/ when stale).
-export const CLI = fileURLToPath(new URL('../../../dist/cli.js', import.meta.url));
+// From a string, not `new URL`: in a jsdom test `URL` is jsdom's, which node:url refuses.
+export const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../dist/cli.js');
 
 export interface RunningCli {
   url: string;
