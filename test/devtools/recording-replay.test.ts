@@ -1,8 +1,13 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/client/events.js';
 import { type DevServer, replayRecording } from '../../src/dev-server/index.js';
 import { recordSession } from '../../src/devtools/record-session.js';
 import type { SessionRecording } from '../../src/protocol/recording.js';
+import { CLI, runCli } from '../dev-server/support/cli.js';
 import { type ConversationResult, runConversation, SCRIPT } from '../transport/support/conversation.js';
 import { quietLogger, startEchoServer, startSessionVia } from '../transport/support/dev-server-fixture.js';
 
@@ -164,4 +169,41 @@ describe('a recording of a faulty run', () => {
       await replay.close();
     }
   }, 60_000);
+
+  it('`durable-chat dev --replay file` serves it the same way (here twice as fast)', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'replay-cli-'));
+    const file = join(folder, 'recording.json');
+    await writeFile(file, JSON.stringify(original.recording, null, 2));
+    const child = spawn(process.execPath, [CLI, 'dev', '--replay', file, '--port', '0', '--speed', '2'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let output = '';
+        const onData = (data: Buffer) => {
+          output += data.toString();
+          const found = /base URL:\s+(\S+)/.exec(output)?.[1];
+          if (found !== undefined) resolve(found);
+        };
+        child.stdout.on('data', onData);
+        child.stderr.on('data', onData);
+        child.once('exit', (code) => reject(new Error(`the CLI exited with ${code}: ${output}`)));
+      });
+      const target = { url, secretKey: 'not-checked', faults: server.faults } as unknown as DevServer;
+      const again = await run(target, original.recording.chatId, false);
+      expect(again.result.errors).toEqual([]);
+      expect(again.result.transcript).toEqual(original.result.transcript);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 60_000);
+
+  it('a file that is not a recording is refused with the reason', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'replay-cli-'));
+    const file = join(folder, 'not-a-recording.json');
+    await writeFile(file, JSON.stringify({ format: 'something-else' }));
+    const { code, output } = await runCli(['dev', '--replay', file]);
+    expect(code).toBe(1);
+    expect(output).toContain('is not a recording: not a durable-chat recording');
+  });
 });

@@ -17,8 +17,9 @@ export interface ReplayOptions {
   /** Default 127.0.0.1. */
   host?: string;
   /**
-   * Scales every recorded wait (a response's latency, the gaps between pieces of a body):
-   * 1 (the default) keeps the recording's timing, 0.5 runs twice as fast, 0 sends at once.
+   * Playback speed of every recorded wait (a response's latency, the gaps between pieces of a
+   * body): 1 (the default) keeps the recording's timing, 2 runs twice as fast, `Infinity`
+   * sends everything at once (timing-sensitive runs may then go differently).
    */
   speed?: number;
   /** Where requests the recording cannot answer are reported. Default: the console. */
@@ -71,8 +72,7 @@ export async function replayRecording(
     typeof source === 'string' ? (JSON.parse(await readFile(source, 'utf8')) as unknown) : source;
   assertRecording(recording);
   const speed = options.speed ?? 1;
-  if (!(speed >= 0) || !Number.isFinite(speed))
-    throw new TypeError(`speed must be 0 or more, not ${options.speed}`);
+  if (!(speed > 0)) throw new TypeError(`speed must be above 0 (Infinity: no waits), not ${options.speed}`);
   const logger = options.logger ?? consoleLogger;
   const tokens = new ReplayTokens(recording.tokens);
   const queues: Record<ExchangeKind, RecordedExchange[]> = { append: [], out: [], other: [] };
@@ -140,7 +140,7 @@ export async function replayRecording(
   const play = (exchange: RecordedExchange, response: ServerResponse) => {
     const timers: ReturnType<typeof setTimeout>[] = [];
     const later = (ms: number, run: () => void) => {
-      timers.push(setTimeout(run, Math.max(0, ms) * speed));
+      timers.push(setTimeout(run, Math.max(0, ms) / speed));
     };
     response.on('close', () => {
       for (const timer of timers) clearTimeout(timer);
