@@ -12,6 +12,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^durable-chat\/react$/, replacement: dist('react.js') },
+      { find: /^durable-chat\/devtools$/, replacement: dist('devtools.js') },
       { find: /^durable-chat$/, replacement: dist('index.js') },
     ],
   },

@@ -115,22 +115,24 @@ export function DurableChatDevtools(props: DurableChatDevtoolsProps) {
         </ul>
         {chat === undefined ? null : (
           <div style={detailStyle}>
-            <ChatDetails chat={chat} />
-            <div style={{ display: 'flex', gap: 8, margin: '8px 0' }}>
-              <button
-                type="button"
-                data-testid="durable-chat-devtools-export"
-                style={actionStyle}
-                onClick={() => {
-                  const recording = model.exportRecording(chat.key);
-                  if (recording !== undefined) onExport(recording);
-                }}
-              >
-                Export recording
-              </button>
-              <button type="button" style={actionStyle} onClick={() => model.clearTimeline(chat.key)}>
-                Clear timeline
-              </button>
+            <div style={{ flex: 'none', width: 400, overflowY: 'auto' }}>
+              <ChatDetails chat={chat} />
+              <div style={{ display: 'flex', gap: 8, margin: '8px 0' }}>
+                <button
+                  type="button"
+                  data-testid="durable-chat-devtools-export"
+                  style={actionStyle}
+                  onClick={() => {
+                    const recording = model.exportRecording(chat.key);
+                    if (recording !== undefined) onExport(recording);
+                  }}
+                >
+                  Export recording
+                </button>
+                <button type="button" style={actionStyle} onClick={() => model.clearTimeline(chat.key)}>
+                  Clear timeline
+                </button>
+              </div>
             </div>
             <Timeline entries={chat.timeline} />
           </div>
@@ -199,7 +201,7 @@ const chatButtonStyle: CSSProperties = {
   cursor: 'pointer',
 };
 
-const detailStyle: CSSProperties = { flex: 1, minWidth: 0, padding: '6px 10px', overflowY: 'auto' };
+const detailStyle: CSSProperties = { flex: 1, minWidth: 0, display: 'flex', gap: 16, padding: '6px 10px' };
 
 const buttonStyle: CSSProperties = {
   marginLeft: 'auto',

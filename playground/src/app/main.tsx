@@ -1,3 +1,4 @@
+import { DurableChatDevtools } from 'durable-chat/devtools';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app.js';
@@ -18,6 +19,8 @@ loadPlaygroundConfig().then(
     root.render(
       <StrictMode>
         <App config={config} forgotten={forgotten} />
+        {/* The playground is a development tool: the panel is always there (an app mounts it in development only). */}
+        <DurableChatDevtools position="bottom-left" />
       </StrictMode>,
     );
   },

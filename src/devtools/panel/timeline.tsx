@@ -26,7 +26,7 @@ export function Timeline({ entries }: { entries: readonly TimelineEntry[] }) {
         const element = event.currentTarget;
         pinned.current = element.scrollTop + element.clientHeight >= element.scrollHeight - 4;
       }}
-      style={{ listStyle: 'none', margin: 0, padding: 0, maxHeight: '22vh', overflowY: 'auto' }}
+      style={{ listStyle: 'none', margin: 0, padding: 0, flex: 1, minWidth: 0, overflowY: 'auto' }}
     >
       {entries.map((entry, index) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: lines are append-only between clears.
