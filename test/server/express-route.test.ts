@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, echoAgent, startDevServer } from '../../src/dev-server/index.js';
-import { type ChatRouteHandlerOptions } from '../../src/server/chat-route-handler.js';
+import type { ChatRouteHandlerOptions } from '../../src/server/chat-route-handler.js';
 import { createNodeChatRouteHandler } from '../../src/server/node-handler.js';
 import { closeAfterEach, type Listening, listen } from './support/listen.js';
 import {
@@ -46,58 +46,61 @@ type BodyParsing = 'the route reads the body' | 'express.json() first';
 async function hostExpress(parsing: BodyParsing, options: ChatRouteHandlerOptions): Promise<string> {
   const chatRoute = createNodeChatRouteHandler(options);
   const app = express();
-  if (parsing === 'express.json() first') app.use(express.json());
+  if (parsing === 'express.json() first') app.use(express.json()); // optional: the route takes the parsed body as it is
   app.post('/api/chat-session', (req, res) => void chatRoute(req, res));
   const listening: Listening = track(await listen(createServer(app)));
   return `${listening.url}/api/chat-session`;
 }
 
-describe.each<BodyParsing>([
-  'the route reads the body',
-  'express.json() first',
-])('the chat route in Express 5 (%s)', (parsing) => {
-  it('starts, refreshes the token, hands out a watch token and closes', async () => {
-    const endpoint = await hostExpress(parsing, routeOptions());
-    await expectFullLifecycle(endpoint, devServer, newChatId());
-  });
+describe.each<BodyParsing>(['the route reads the body', 'express.json() first'])(
+  'the chat route in Express 5 (%s)',
+  (parsing) => {
+    it('starts, refreshes the token, hands out a watch token and closes', async () => {
+      const endpoint = await hostExpress(parsing, routeOptions());
+      await expectFullLifecycle(endpoint, devServer, newChatId());
+    });
 
-  it('answers 413 PAYLOAD_TOO_LARGE over maxBodyBytes', async () => {
-    const endpoint = await hostExpress(parsing, routeOptions({ maxBodyBytes: 4096 }));
-    const body = JSON.stringify({ action: 'start', chatId: newChatId(), clientData: 'x'.repeat(5000) });
-    const answer = await postText(endpoint, body);
-    expect(answer.status).toBe(413);
-    expect(JSON.parse(answer.text)).toEqual({ code: 'PAYLOAD_TOO_LARGE', error: 'the body is over 4096 bytes' });
-  });
+    it('answers 413 PAYLOAD_TOO_LARGE over maxBodyBytes', async () => {
+      const endpoint = await hostExpress(parsing, routeOptions({ maxBodyBytes: 4096 }));
+      const body = JSON.stringify({ action: 'start', chatId: newChatId(), clientData: 'x'.repeat(5000) });
+      const answer = await postText(endpoint, body);
+      expect(answer.status).toBe(413);
+      expect(JSON.parse(answer.text)).toEqual({
+        code: 'PAYLOAD_TOO_LARGE',
+        error: 'the body is over 4096 bytes',
+      });
+    });
 
-  it('answers 400 INVALID_INPUT for a request the route does not know', async () => {
-    const endpoint = await hostExpress(parsing, routeOptions());
-    const answer = await postText(endpoint, JSON.stringify({ action: 'fly', chatId: newChatId() }));
-    expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.text)).toMatchObject({ code: 'INVALID_INPUT' });
-  });
+    it('answers 400 INVALID_INPUT for a request the route does not know', async () => {
+      const endpoint = await hostExpress(parsing, routeOptions());
+      const answer = await postText(endpoint, JSON.stringify({ action: 'fly', chatId: newChatId() }));
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.text)).toMatchObject({ code: 'INVALID_INPUT' });
+    });
 
-  it('answers 415 for a body that is not JSON', async () => {
-    const endpoint = await hostExpress(parsing, routeOptions());
-    const answer = await postText(endpoint, 'action=start', 'application/x-www-form-urlencoded');
-    expect(answer.status).toBe(415);
-    expect(JSON.parse(answer.text)).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
-  });
+    it('answers 415 for a body that is not JSON', async () => {
+      const endpoint = await hostExpress(parsing, routeOptions());
+      const answer = await postText(endpoint, 'action=start', 'application/x-www-form-urlencoded');
+      expect(answer.status).toBe(415);
+      expect(JSON.parse(answer.text)).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+    });
 
-  it("stops the session service's call when the client leaves mid-request, and serves the next one", async () => {
-    const chatId = newChatId();
-    const upstream = upstreamHoldingCreate(chatId);
-    const errors: unknown[] = [];
-    const endpoint = await hostExpress(
-      parsing,
-      routeOptions({ fetch: upstream.fetch, onError: (error) => errors.push(error) }),
-    );
-    await leaveMidStart(endpoint, chatId, upstream.entered);
-    await upstream.aborted;
-    await expectFullLifecycle(endpoint, devServer, newChatId());
-    // Nobody was left to answer and nothing is the operator's to fix.
-    expect(errors).toEqual([]);
-  });
-});
+    it("stops the session service's call when the client leaves mid-request, and serves the next one", async () => {
+      const chatId = newChatId();
+      const upstream = upstreamHoldingCreate(chatId);
+      const errors: unknown[] = [];
+      const endpoint = await hostExpress(
+        parsing,
+        routeOptions({ fetch: upstream.fetch, onError: (error) => errors.push(error) }),
+      );
+      await leaveMidStart(endpoint, chatId, upstream.entered);
+      await upstream.aborted;
+      await expectFullLifecycle(endpoint, devServer, newChatId());
+      // Nobody was left to answer and nothing is the operator's to fix.
+      expect(errors).toEqual([]);
+    });
+  },
+);
 
 describe('the chat route in Express 5: the body the route reads itself', () => {
   it('is refused with 413 as soon as an endless chunked body passes the limit', async () => {

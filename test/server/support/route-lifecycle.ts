@@ -12,7 +12,11 @@ import { appendWithToken } from './session-service.js';
  * start → the token appends to `.in`; token refresh; a watch token that reads but cannot
  * append; close → a later start is refused as closed.
  */
-export async function expectFullLifecycle(endpoint: string, devServer: DevServer, chatId: string): Promise<void> {
+export async function expectFullLifecycle(
+  endpoint: string,
+  devServer: DevServer,
+  chatId: string,
+): Promise<void> {
   const callbacks = createRouteSessionCallbacks({ endpoint });
   const started = await callbacks.startSession({ chatId, clientData: { plan: 'pro' } });
   expect(started.sessionId).toMatch(/^session_/);
@@ -44,7 +48,11 @@ export interface Answer {
 
 export async function postText(url: string, body: string, contentType = 'application/json'): Promise<Answer> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
-  return { status: response.status, contentType: response.headers.get('content-type'), text: await response.text() };
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    text: await response.text(),
+  };
 }
 
 /** Sends `total` bytes in 16 KiB chunks without a Content-Length; resolves with the answer. */
@@ -57,7 +65,11 @@ export function postChunked(url: string, total: number): Promise<Answer> {
         text += chunk.toString();
       });
       response.on('end', () =>
-        resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? null, text }),
+        resolve({
+          status: response.statusCode ?? 0,
+          contentType: response.headers['content-type'] ?? null,
+          text,
+        }),
       );
     });
     // The server may cut the connection after answering, while the body is still going out.
