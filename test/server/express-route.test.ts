@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, echoAgent, startDevServer } from '../../src/dev-server/index.js';
-import type { ChatRouteHandlerOptions } from '../../src/server/chat-route-handler.js';
-import { createNodeChatRouteHandler } from '../../src/server/node-handler.js';
+import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
+import { createNodeChatRouteHandler, toNodeHandler } from '../../src/server/node-handler.js';
 import { closeAfterEach, type Listening, listen } from './support/listen.js';
 import {
   expectFullLifecycle,
@@ -133,5 +133,29 @@ describe('the chat route in Express 5: what express.json() answers before the ro
     const answer = await postText(endpoint, body);
     expect(answer.status).toBe(413);
     expect(answer.contentType).toMatch(/^text\/html/);
+  });
+});
+
+describe('the chat route in Express 5: a body an earlier middleware read and did not hand on', () => {
+  it('answers 500 INVALID_CONFIG at once instead of waiting for a body that never comes', async () => {
+    const errors: unknown[] = [];
+    const chatRoute = toNodeHandler(createChatRouteHandler(routeOptions()), {
+      onError: (error) => errors.push(error),
+    });
+    const app = express();
+    // The mistake: a middleware drains the request (to log or sign it) and keeps what it read.
+    app.use((req, _res, next) => {
+      req.on('data', () => {});
+      req.on('end', () => next());
+    });
+    app.post('/api/chat-session', (req, res) => void chatRoute(req, res));
+    const listening = track(await listen(createServer(app)));
+    const answer = await postText(
+      `${listening.url}/api/chat-session`,
+      JSON.stringify({ action: 'start', chatId: 'c' }),
+    );
+    expect(answer.status).toBe(500);
+    expect(JSON.parse(answer.text)).toMatchObject({ code: 'INVALID_CONFIG' });
+    expect(errors).toEqual([expect.objectContaining({ code: 'INVALID_CONFIG', field: 'req.body' })]);
   });
 });
