@@ -102,6 +102,27 @@ describe.each<BodyParsing>(['the route reads the body', 'express.json() first'])
   },
 );
 
+describe('the chat route in Express 5: mounted on a router', () => {
+  it("the Request carries the URL the browser called, not the router's remainder", async () => {
+    const seenPaths: string[] = [];
+    const chatRoute = createNodeChatRouteHandler(
+      routeOptions({
+        authorize: (request) => {
+          seenPaths.push(new URL(request.url).pathname);
+          return true;
+        },
+      }),
+    );
+    const router = express.Router();
+    router.post('/chat-session', (req, res) => void chatRoute(req, res));
+    const app = express();
+    app.use('/api', router);
+    const listening = track(await listen(createServer(app)));
+    await expectFullLifecycle(`${listening.url}/api/chat-session`, devServer, newChatId());
+    expect(new Set(seenPaths)).toEqual(new Set(['/api/chat-session']));
+  });
+});
+
 describe('the chat route in Express 5: the body the route reads itself', () => {
   it('is refused with 413 as soon as an endless chunked body passes the limit', async () => {
     const endpoint = await hostExpress('the route reads the body', routeOptions({ maxBodyBytes: 4096 }));
