@@ -272,7 +272,10 @@ export function createChatRouteHandler(
       return await perform(request, body);
     } catch (error) {
       const { response, serverSide } = mapUpstreamFailure(error);
-      if (serverSide) onError(error, context);
+      // The browser left and its call was cut with it: the browser's doing, not the
+      // operator's to fix, and without this every closed tab mid-request logs a failure.
+      const leftByClient = request.signal.aborted && isDurableChatError(error) && error.code === 'ABORTED';
+      if (serverSide && !leftByClient) onError(error, context);
       return response;
     }
   };

@@ -1,3 +1,4 @@
+import { ConfigurationError } from '../errors/configuration-error.js';
 import { type ChatRouteHandlerOptions, createChatRouteHandler } from './chat-route-handler.js';
 import { type NodeRequestLike, type NodeResponseLike, writeResponse } from './node-response.js';
 import { errorResponse } from './route-responses.js';
@@ -69,6 +70,14 @@ export function toNodeHandler(
   };
 
   async function answer(req: NodeRequestLike, res: NodeResponseLike, signal: AbortSignal): Promise<void> {
+    if (req.body === undefined && req.readableEnded === true) {
+      // Waiting for a stream that already ended would hold the request (and the server's
+      // close) forever; the setup is to fix, so say where.
+      onError(bodyAlreadyRead());
+      const text = "the chat route is not set up; the server's log says how to fix it";
+      await writeResponse(errorResponse(500, 'INVALID_CONFIG', text), res);
+      return;
+    }
     const body = await readRequestBody(req, maxBodyBytes);
     if (body === 'too-large') {
       // The rest of the body is not read: the connection closes after this answer.
@@ -92,6 +101,16 @@ export function toNodeHandler(
 }
 
 const internalError = () => errorResponse(500, 'INTERNAL_ERROR', 'the chat route failed');
+
+function bodyAlreadyRead(): ConfigurationError {
+  return new ConfigurationError({
+    code: 'INVALID_CONFIG',
+    field: 'req.body',
+    message:
+      'the request body was already read before the chat route ran (a body parser, Fastify) and not handed on: ' +
+      'pass the parsed body as req.body (Fastify: Object.assign(request.raw, { body: request.body })), or leave the body unread',
+  });
+}
 
 function headersOf(req: NodeRequestLike): Headers {
   const headers = new Headers();

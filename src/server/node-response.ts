@@ -13,6 +13,8 @@ export interface NodeRequestLike {
   socket?: unknown;
   /** A body a framework already parsed (Express `express.json()`, Fastify's `request.body`). */
   body?: unknown;
+  /** True once the body stream ended: read by someone else when `body` is not given. */
+  readonly readableEnded?: boolean;
   on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
   once(event: 'end', listener: () => void): unknown;
   once(event: 'error', listener: (error: unknown) => void): unknown;

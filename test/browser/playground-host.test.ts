@@ -41,6 +41,19 @@ describe('readPlaygroundEnv', () => {
     expect(readPlaygroundEnv({ PORT: '5173' }).strictPort).toBe(true);
   });
 
+  it('reads BOOT_DELAY_MS for the local dev server (a cold start to try head start against)', () => {
+    expect(readPlaygroundEnv({ BOOT_DELAY_MS: '2000' }).backend).toEqual({
+      kind: 'local',
+      bootDelayMs: 2000,
+    });
+    expect(readPlaygroundEnv({ BOOT_DELAY_MS: '' }).backend).toEqual({ kind: 'local' });
+    for (const raw of ['slow', '-1', '1.5', '60001']) {
+      expect(() => readPlaygroundEnv({ BOOT_DELAY_MS: raw }), raw).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', field: 'BOOT_DELAY_MS' }),
+      );
+    }
+  });
+
   it('reads a real deployment from the three variables', () => {
     const settings = readPlaygroundEnv({
       DURABLE_CHAT_BASE_URL: 'https://api.example.com/',
@@ -105,6 +118,7 @@ describe('the playground host on the local dev server', () => {
       baseURL: playground.url,
       taskIdentifier: 'demo',
       faults: true,
+      headStart: true,
       instance: expect.any(String),
     });
     // Stable for the life of the process: the page compares it to spot a restart.
@@ -207,6 +221,7 @@ describe('the playground host on a real deployment (environment variables)', () 
       baseURL: service.url,
       taskIdentifier: 'demo',
       faults: false,
+      headStart: false,
       instance: expect.any(String),
     });
     expect(text).not.toContain(service.secretKey);
@@ -214,6 +229,8 @@ describe('the playground host on a real deployment (environment variables)', () 
     expect(fault.status).toBe(404);
     // The dev server's session API is not served in remote mode.
     expect((await postJson(`${playground.url}/api/v1/sessions`, {})).status).toBe(404);
+    // Nor the head-start route: its reply comes from a mock model, not the deployment's agent.
+    expect((await postJson(`${playground.url}/api/chat/head-start`, {})).status).toBe(404);
   });
 
   it('starts sessions on the deployment through the chat route', async () => {

@@ -22,7 +22,12 @@ function PlaygroundChat(props: {
   update(patch: Partial<Omit<ChatEntry, 'id'>>): void;
 }) {
   const { entry, update } = props;
-  const chat = usePlaygroundChat({ config: props.config, chatId: entry.id, log: props.log });
+  const chat = usePlaygroundChat({
+    config: props.config,
+    chatId: entry.id,
+    headStart: props.config.headStart && entry.headStart === true,
+    log: props.log,
+  });
   const firstUserText = chat.messages
     .find((message) => message.role === 'user')
     ?.parts.find((part) => part.type === 'text')?.text;
@@ -53,9 +58,13 @@ function PlaygroundChat(props: {
   );
 }
 
+/** `?headStart=1` turns head start on for new chats from the first page load. */
+const headStartAsked = () => new URLSearchParams(window.location.search).get('headStart') === '1';
+
 export function App({ config, forgotten }: { config: PlaygroundConfig; forgotten: boolean }) {
   const list = useChatList();
   const log = useEventLog();
+  const [headStartForNew, setHeadStartForNew] = useState(headStartAsked);
   const { log: write } = log;
 
   useEffect(() => {
@@ -85,7 +94,13 @@ export function App({ config, forgotten }: { config: PlaygroundConfig; forgotten
 
   return (
     <div className="layout">
-      <ChatSidebar chats={list.chats} activeId={active?.id} onCreate={list.create} onSelect={list.select} />
+      <ChatSidebar
+        chats={list.chats}
+        activeId={active?.id}
+        onCreate={() => list.create({ headStart: config.headStart && headStartForNew })}
+        onSelect={list.select}
+        headStart={config.headStart ? { checked: headStartForNew, onChange: setHeadStartForNew } : undefined}
+      />
       {active === undefined ? (
         <main className="chat" />
       ) : (

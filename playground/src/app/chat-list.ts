@@ -5,6 +5,8 @@ export interface ChatEntry {
   title: string;
   createdAt: number;
   closed?: boolean;
+  /** Made with head start on: its first reply comes from the host's head-start route. */
+  headStart?: boolean;
 }
 
 interface ChatListState {
@@ -14,9 +16,10 @@ interface ChatListState {
 
 const STORAGE_KEY = 'durable-chat-playground:chats';
 
-function newChat(): ChatEntry {
+function newChat(options: { headStart?: boolean } = {}): ChatEntry {
   // The chat id becomes the session's externalId; it must never start with `session_`.
-  return { id: `chat-${crypto.randomUUID()}`, title: 'New chat', createdAt: Date.now() };
+  const chat: ChatEntry = { id: `chat-${crypto.randomUUID()}`, title: 'New chat', createdAt: Date.now() };
+  return options.headStart === true ? { ...chat, headStart: true } : chat;
 }
 
 function isChatEntry(value: unknown): value is ChatEntry {
@@ -55,8 +58,8 @@ export function useChatList() {
     localStorage.setItem(STORAGE_KEY, JSON.stringify(state));
   }, [state]);
 
-  const create = useCallback(() => {
-    const chat = newChat();
+  const create = useCallback((options: { headStart?: boolean } = {}) => {
+    const chat = newChat(options);
     setState((current) => ({ chats: [chat, ...current.chats], activeId: chat.id }));
   }, []);
 

@@ -14,6 +14,11 @@ function DataPartView({ type, data }: { type: string; data: unknown }) {
   );
 }
 
+/** The playground's head-start route marks its reply so (see playground/src/host/head-start-route.ts). */
+function cameViaHeadStart(message: UIMessage): boolean {
+  return (message.metadata as { headStart?: unknown } | undefined)?.headStart === true;
+}
+
 /** One message, part by part: markdown text, tool calls (with the sub-agent a call ran) and custom `data-*` parts. */
 export function MessageView({
   message,
@@ -30,7 +35,14 @@ export function MessageView({
       data-testid={`message-${message.role}`}
       data-id={message.id}
     >
-      <div className="role">{message.role}</div>
+      <div className="role">
+        {message.role}
+        {cameViaHeadStart(message) && (
+          <span className="head-start-badge" data-testid="head-start-badge">
+            via head start (the host's route, while the agent booted)
+          </span>
+        )}
+      </div>
       {message.parts.map((part, index) => {
         const key = `${message.id}-${index}`;
         if (part.type === 'text') return <Markdown key={key} text={part.text} />;

@@ -11,6 +11,8 @@ export interface PlaygroundConfig {
   taskIdentifier: string;
   /** Fault buttons work only against the bundled dev server. */
   faults: boolean;
+  /** The host serves a head-start route (local mode: its reply comes from a mock model). */
+  headStart: boolean;
   /** Changes whenever the playground host restarts. */
   instance: string;
 }
@@ -18,6 +20,7 @@ export interface PlaygroundConfig {
 export const CONFIG_PATH = '/playground/config';
 export const FAULTS_PATH = '/playground/faults';
 export const CHAT_ROUTE_PATH = '/api/chat-session';
+export const HEAD_START_PATH = '/api/chat/head-start';
 
 async function requestJson(path: string, init: RequestInit, operation: string): Promise<unknown> {
   let response: Response;
@@ -47,6 +50,7 @@ export async function loadPlaygroundConfig(): Promise<PlaygroundConfig> {
     baseURL: body.baseURL,
     taskIdentifier: body.taskIdentifier,
     faults: body.faults === true,
+    headStart: body.headStart === true,
     instance: body.instance,
   };
 }

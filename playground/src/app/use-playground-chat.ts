@@ -5,7 +5,7 @@ import type { ChatController } from './chat-view.js';
 import { describeEvent } from './describe-event.js';
 import type { EventLogApi } from './event-log.js';
 import { loadMessages, saveMessages } from './message-store.js';
-import { CHAT_ROUTE_PATH, type PlaygroundConfig } from './playground-api.js';
+import { CHAT_ROUTE_PATH, HEAD_START_PATH, type PlaygroundConfig } from './playground-api.js';
 
 const CLOSE_REASON = 'closed in the playground';
 // The browser half of the chat route: the secret key stays on the playground host.
@@ -15,6 +15,8 @@ const route = createRouteSessionCallbacks({ endpoint: CHAT_ROUTE_PATH });
 export function usePlaygroundChat(options: {
   config: PlaygroundConfig;
   chatId: string;
+  /** The chat's first reply through the host's head-start route (read when the chat mounts). */
+  headStart: boolean;
   log: EventLogApi;
 }): ChatController {
   const { config, chatId, log } = options;
@@ -29,6 +31,7 @@ export function usePlaygroundChat(options: {
     startSession: route.startSession,
     getAccessToken: route.getAccessToken,
     closeSession: route.closeSession,
+    ...(options.headStart ? { headStart: { api: HEAD_START_PATH } } : {}),
     messages: initialMessages,
     onEvent: (event) => log.log(event.type, describeEvent(event)),
     onError: (error) => log.log('chat-error', error.message),

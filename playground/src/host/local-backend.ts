@@ -9,8 +9,9 @@ export interface LocalBackend {
 }
 
 /** The dev server with the demo agent, in this process (snapshots in memory). */
-export function createLocalBackend(): LocalBackend {
-  return { devServer: createDevServerApp({ agents: [demoAgent] }), taskIdentifier: demoAgent.id };
+export function createLocalBackend(options: { bootDelayMs?: number } = {}): LocalBackend {
+  const devServer = createDevServerApp({ agents: [demoAgent], bootDelayMs: options.bootDelayMs });
+  return { devServer, taskIdentifier: demoAgent.id };
 }
 
 /**

@@ -1,6 +1,9 @@
 import { readPlaygroundEnv } from './playground-env.js';
 import { startPlayground } from './start-playground.js';
 
+const coldStart = (bootDelayMs: number | undefined) =>
+  bootDelayMs === undefined || bootDelayMs === 0 ? '' : ` (runs boot in ${bootDelayMs} ms)`;
+
 /** `npm run playground`: start everything, print one URL, stop cleanly on Ctrl-C. */
 export async function main(): Promise<void> {
   const settings = readPlaygroundEnv(process.env);
@@ -11,7 +14,7 @@ export async function main(): Promise<void> {
   const backend =
     settings.backend.kind === 'remote'
       ? `${settings.backend.baseURL} (task ${settings.backend.taskIdentifier})`
-      : 'the local dev server with the demo agent';
+      : `the local dev server with the demo agent${coldStart(settings.backend.bootDelayMs)}`;
   console.log(`durable-chat playground, chats run on ${backend}`);
   console.log(`Playground: ${playground.url}`);
 

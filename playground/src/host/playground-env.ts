@@ -2,7 +2,8 @@ import { ValidationError } from 'durable-chat';
 
 /** Where the playground's chats run: the bundled dev server, or a real deployment. */
 export type PlaygroundBackend =
-  | { kind: 'local' }
+  /** `bootDelayMs`: every new run waits that long first, as a cold start would (head start shows its worth). */
+  | { kind: 'local'; bootDelayMs?: number }
   | { kind: 'remote'; baseURL: string; secretKey: string; taskIdentifier: string };
 
 export interface PlaygroundSettings {
@@ -25,6 +26,18 @@ function readPort(raw: string | undefined): number {
     throw new ValidationError({ field: 'PORT', message: `PORT: expected an integer 0-65535, got "${raw}"` });
   }
   return port;
+}
+
+function readBootDelay(raw: string | undefined): { bootDelayMs?: number } {
+  if (raw === undefined || raw === '') return {};
+  const bootDelayMs = Number(raw);
+  if (!Number.isInteger(bootDelayMs) || bootDelayMs < 0 || bootDelayMs > 60_000) {
+    throw new ValidationError({
+      field: 'BOOT_DELAY_MS',
+      message: `BOOT_DELAY_MS: expected an integer 0-60000 (ms), got "${raw}"`,
+    });
+  }
+  return { bootDelayMs };
 }
 
 function readBaseURL(raw: string): string {
@@ -56,7 +69,9 @@ export function readPlaygroundEnv(env: Record<string, string | undefined>): Play
   const strictPort = env.PORT !== undefined && env.PORT !== '';
   const host = env.HOST !== undefined && env.HOST !== '' ? env.HOST : DEFAULT_HOST;
   const baseURL = env.DURABLE_CHAT_BASE_URL;
-  if (baseURL === undefined || baseURL === '') return { port, strictPort, host, backend: { kind: 'local' } };
+  if (baseURL === undefined || baseURL === '') {
+    return { port, strictPort, host, backend: { kind: 'local', ...readBootDelay(env.BOOT_DELAY_MS) } };
+  }
   const secretKey = env.DURABLE_CHAT_SECRET_KEY;
   const taskIdentifier = env.DURABLE_CHAT_TASK;
   if (secretKey === undefined || secretKey === '') {

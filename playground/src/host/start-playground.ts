@@ -6,6 +6,7 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import { isDurableChatError } from 'durable-chat';
 import { createChatRouteHandler } from 'durable-chat/server';
 import { Hono } from 'hono';
+import { createPlaygroundHeadStart, HEAD_START_PATH } from './head-start-route.js';
 import { listenFromPort } from './listen-from-port.js';
 import { createLocalBackend, mountLocalBackend } from './local-backend.js';
 import type { PlaygroundSettings } from './playground-env.js';
@@ -37,7 +38,8 @@ function printableHost(address: AddressInfo): string {
  */
 export async function startPlayground(settings: PlaygroundSettings): Promise<RunningPlayground> {
   const backend = settings.backend;
-  const local = backend.kind === 'local' ? createLocalBackend() : undefined;
+  const local =
+    backend.kind === 'local' ? createLocalBackend({ bootDelayMs: backend.bootDelayMs }) : undefined;
   const breaker = new StreamBreaker();
   // Lets the page notice a restart (local sessions live in memory and are gone after one).
   const instance = randomUUID();
@@ -61,9 +63,26 @@ export async function startPlayground(settings: PlaygroundSettings): Promise<Run
   app.get('/playground/config', (c) => {
     // Local mode: the origin the browser used (localhost and 127.0.0.1 are different origins).
     const baseURL = backend.kind === 'remote' ? backend.baseURL : new URL(c.req.url).origin;
-    return c.json({ mode: backend.kind, baseURL, taskIdentifier, faults: local !== undefined, instance });
+    const isLocal = local !== undefined;
+    return c.json({
+      mode: backend.kind,
+      baseURL,
+      taskIdentifier,
+      faults: isLocal,
+      headStart: isLocal,
+      instance,
+    });
   });
   app.post('/api/chat-session', (c) => routeFor()(c.req.raw));
+  if (local !== undefined) {
+    // Local only: its reply comes from a mock model, which a real deployment's chats must not get.
+    const headStart = createPlaygroundHeadStart({
+      baseURL: () => selfURL,
+      secretKey: local.devServer.secretKey,
+      taskIdentifier,
+    });
+    app.post(HEAD_START_PATH, (c) => headStart(c.req.raw));
+  }
   app.post('/playground/faults', async (c) => {
     if (local === undefined)
       return c.json({ error: 'faults need the local dev server', code: 'NOT_FOUND' }, 404);
