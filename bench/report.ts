@@ -14,6 +14,7 @@ import { targetChecks, targetsTable } from './targets.js';
 const LABEL: Record<VariantName, string> = {
   'durable-chat': '(a) durable-chat `SessionChatTransport`',
   'durable-chat-unmerged': '(a′) durable-chat, `coalesceDeltas: false`',
+  'durable-chat-devtools': '(a″) durable-chat, devtools panel open (recording)',
   trigger: '(b) `TriggerChatTransport`',
   floor: '(c) floor: eventsource-parser + JSON.parse',
   'floor-stream': '(c′) floor + a ReadableStream (the ChatTransport shape)',

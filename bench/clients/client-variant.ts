@@ -28,11 +28,14 @@ export interface ClientVariant {
  * own cost, which no transport can avoid. `floor-overlap`: `floor-stream` with the read opened
  * while the append is in flight, as durable-chat does so that a held append never holds back a
  * reply (the scale scenario's comparator for memory). `durable-chat-unmerged`: the transport with
- * `coalesceDeltas: false`, one chunk per record like the floors.
+ * `coalesceDeltas: false`, one chunk per record like the floors. `durable-chat-devtools`: the
+ * transport while the devtools panel's model watches (and records) every chat, as with
+ * `<DurableChatDevtools />` mounted.
  */
 export type VariantName =
   | 'durable-chat'
   | 'durable-chat-unmerged'
+  | 'durable-chat-devtools'
   | 'trigger'
   | 'floor'
   | 'floor-stream'
@@ -59,6 +62,19 @@ export async function loadVariant(name: VariantName, options: VariantOptions = {
       return (await import('./durable-chat-client.js')).createDurableChatVariant();
     case 'durable-chat-unmerged':
       return (await import('./durable-chat-client.js')).createDurableChatVariant({ coalesceDeltas: false });
+    case 'durable-chat-devtools': {
+      const { DevtoolsModel } = await import('durable-chat/devtools');
+      const stop = new DevtoolsModel().start();
+      const variant = (await import('./durable-chat-client.js')).createDurableChatVariant();
+      return {
+        ...variant,
+        name: 'durable-chat-devtools',
+        dispose() {
+          variant.dispose?.();
+          stop();
+        },
+      };
+    }
     case 'trigger':
       return (await import('./trigger-client.js')).createTriggerVariant();
     case 'floor':

@@ -78,6 +78,8 @@ describe('examples/nextjs in Chromium', () => {
     expect(new Set(page.routeRuntimes)).toEqual(new Set([runtime]));
     expect(page.errors).toEqual([]);
     fullReplyOutLength = await expectTurnEnded(await page.chatId());
+    // The devtools panel is mounted in development only (app/devtools.tsx): not in this build.
+    expect(await page.page.getByTestId('durable-chat-devtools-toggle').count()).toBe(0);
   });
 
   it('regenerates the last reply and answers a tool approval', async () => {

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { Devtools } from './devtools';
 import './globals.css';
 
 export const metadata = { title: 'durable-chat × Next.js' };
@@ -6,7 +7,10 @@ export const metadata = { title: 'durable-chat × Next.js' };
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
-      <body>{children}</body>
+      <body>
+        {children}
+        <Devtools />
+      </body>
     </html>
   );
 }
