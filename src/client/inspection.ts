@@ -95,6 +95,8 @@ export function registerInspectable(chat: InspectableChat): () => void {
   // A weak reference: a chat the app drops without closing is not kept alive by the hub.
   const ref = new WeakRef(chat);
   HUB.chats.add(ref);
+  // Chats dropped without `close()` leave empty references: swept now and then, not kept.
+  if (HUB.chats.size % 64 === 0) inspectableChats();
   for (const tap of HUB.taps) tap.chatAdded?.(chat);
   return () => {
     if (!HUB.chats.delete(ref)) return;
