@@ -35,6 +35,8 @@ const REQUEST_HEADERS = [
 
 interface LiveExchange extends RecordedExchange {
   bodyChars: number;
+  /** Dropped from the recording (bounds): what it still reads is no longer kept. */
+  dropped?: boolean;
 }
 
 /** A step of one request, for a live view (the devtools timeline). */
@@ -193,11 +195,11 @@ export class ChatRecorder {
       this.observer?.(exchange, 'ended');
     };
     const frame = (text: string) => {
-      if (text === '') return;
+      if (text === '' || exchange.dropped === true) return;
       recorded.frames.push({ at: this.sinceStart(), text });
       exchange.bodyChars += text.length;
       this.bodyChars += text.length;
-      while (this.bodyChars > this.maxBodyChars && this.exchanges.length > 1) this.dropOldest();
+      if (this.bodyChars > this.maxBodyChars) this.shrink();
     };
     // No read-ahead (highWaterMark 0): the client reads at its own pace, as without the tap.
     return new ReadableStream<Uint8Array>(
@@ -227,9 +229,49 @@ export class ChatRecorder {
     );
   }
 
+  /**
+   * Back within `maxBodyChars`: finished requests go first, oldest first; then the oldest
+   * pieces of the request holding the most (a long reply still streaming). A single piece
+   * is never cut, so a request may exceed the bound by its newest piece.
+   */
+  private shrink(): void {
+    const finished = (exchange: LiveExchange) =>
+      exchange.response === undefined || exchange.response.end.type !== 'open';
+    for (let index = 0; this.bodyChars > this.maxBodyChars && index < this.exchanges.length; ) {
+      const exchange = this.exchanges[index] as LiveExchange;
+      if (finished(exchange) && exchange.bodyChars > 0) this.drop(index);
+      else index++;
+    }
+    while (this.bodyChars > this.maxBodyChars) {
+      let largest: LiveExchange | undefined;
+      for (const exchange of this.exchanges) {
+        if ((exchange.response?.frames.length ?? 0) > 1 && exchange.bodyChars > (largest?.bodyChars ?? 0))
+          largest = exchange;
+      }
+      const response = largest?.response;
+      if (largest === undefined || response === undefined) return;
+      const dropped = response.frames.shift() as { text: string };
+      largest.bodyChars -= dropped.text.length;
+      this.bodyChars -= dropped.text.length;
+      response.truncated = true;
+      this.truncated = true;
+    }
+  }
+
+  private drop(index: number): void {
+    const [exchange] = this.exchanges.splice(index, 1);
+    if (exchange === undefined) return;
+    this.bodyChars -= exchange.bodyChars;
+    exchange.dropped = true;
+    this.truncated = true;
+  }
+
   private dropOldest(): void {
     const oldest = this.exchanges.shift();
-    if (oldest !== undefined) this.bodyChars -= oldest.bodyChars;
+    if (oldest !== undefined) {
+      this.bodyChars -= oldest.bodyChars;
+      oldest.dropped = true;
+    }
     this.truncated = true;
   }
 
@@ -244,23 +286,25 @@ export class ChatRecorder {
   /** The recording so far, redacted. Requests still open are marked `open`. */
   export(): SessionRecording {
     const now = Date.now();
-    const exchanges = this.exchanges.map(({ bodyChars: _bodyChars, ...exchange }): RecordedExchange => {
-      const { response } = exchange;
-      if (response === undefined) return structuredClone(exchange);
-      const texts = this.redactor.redactPieces(
-        response.frames.map((frame) => frame.text),
-        now,
-      );
-      return {
-        ...structuredClone(exchange),
-        response: {
-          ...structuredClone(response),
-          frames: response.frames.map((frame, index) => ({ at: frame.at, text: texts[index] ?? '' })),
-          end:
-            response.end.type === 'open' ? { type: 'open', at: now - this.startedAt } : { ...response.end },
-        },
-      };
-    });
+    const exchanges = this.exchanges.map(
+      ({ bodyChars: _bodyChars, dropped: _dropped, ...exchange }): RecordedExchange => {
+        const { response } = exchange;
+        if (response === undefined) return structuredClone(exchange);
+        const texts = this.redactor.redactPieces(
+          response.frames.map((frame) => frame.text),
+          now,
+        );
+        return {
+          ...structuredClone(exchange),
+          response: {
+            ...structuredClone(response),
+            frames: response.frames.map((frame, index) => ({ at: frame.at, text: texts[index] ?? '' })),
+            end:
+              response.end.type === 'open' ? { type: 'open', at: now - this.startedAt } : { ...response.end },
+          },
+        };
+      },
+    );
     return {
       format: RECORDING_FORMAT,
       version: RECORDING_VERSION,

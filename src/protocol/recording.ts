@@ -88,6 +88,8 @@ export interface RecordedResponse {
   headers: Record<string, string>;
   /** The body as it arrived, piece by piece (UTF-8 text). */
   frames: { at: number; text: string }[];
+  /** Its first pieces were dropped to keep the recording within its bounds. */
+  truncated?: boolean;
   /**
    * How the body ended: `complete` (the server ended it), `dropped` (the connection broke),
    * `aborted` (the client closed it), `open` (still open when the recording was taken).
