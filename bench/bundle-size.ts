@@ -38,6 +38,9 @@ export const DURABLE_CHAT_CLIENT =
 
 const PLATFORM_CLIENT = "export { TriggerChatTransport } from '@trigger.dev/sdk/chat';\n";
 
+/** The devtools panel: outside the budget, reported beside it (what a development build adds). */
+export const DEVTOOLS_PANEL = "export { DurableChatDevtools } from 'durable-chat/devtools';\n";
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
@@ -80,6 +83,11 @@ export async function benchBundleSize(log: (line: string) => void): Promise<Bund
     const cells = [
       await measure('durable-chat: transport + useChatSession + route client', DURABLE_CHAT_CLIENT, app),
       await measure('platform: TriggerChatTransport', PLATFORM_CLIENT, root),
+      await measure(
+        'durable-chat/devtools: the panel (development only; outside the budget)',
+        DEVTOOLS_PANEL,
+        app,
+      ),
     ];
     for (const cell of cells) {
       log(

@@ -44,7 +44,8 @@ export function cpuGuardViolations(cells: ThroughputCell[]): GuardViolation[] {
 
 /** What is wrong with the client bundle's size: over the guard's bytes, or not measured. */
 export function sizeGuardViolations(cells: BundleSizeCell[]): string[] {
-  const ours = cells.find((cell) => cell.name.startsWith('durable-chat'));
+  // The client's bundle (`durable-chat: …`), not the devtools panel's (`durable-chat/devtools: …`).
+  const ours = cells.find((cell) => cell.name.startsWith('durable-chat:'));
   if (ours === undefined || ours.error !== undefined)
     return [`the client bundle was not measured (${ours?.error ?? 'missing'})`];
   return ours.gzipBytes > SIZE_GUARD_BYTES

@@ -245,7 +245,7 @@ export function longTurnTable(cells: LongTurnCell[]): string {
 }
 
 export function bundleSizeTable(cells: BundleSizeCell[]): string {
-  const ours = cells.find((cell) => cell.name.startsWith('durable-chat'));
+  const ours = cells.find((cell) => cell.name.startsWith('durable-chat:'));
   return markdownTable(
     [
       'bundle (esbuild, minified ESM, browser, peers external)',

@@ -161,7 +161,7 @@ export function targetChecks(results: BenchResults): TargetCheck[] {
     }
   }
   const bundle = results.bundleSize?.find(
-    (cell) => cell.name.startsWith('durable-chat') && cell.error === undefined,
+    (cell) => cell.name.startsWith('durable-chat:') && cell.error === undefined,
   );
   checks.push(
     check(
