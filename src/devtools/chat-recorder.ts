@@ -123,10 +123,23 @@ export class ChatRecorder {
 
   /** Sends one request, recording it and its answer as the client reads it. */
   async exchange(request: TappedRequest, send: () => Promise<Response>): Promise<Response> {
+    let exchange: LiveExchange;
+    try {
+      exchange = this.begin(request);
+    } catch (error) {
+      // Recording must never break the request it watches: this one goes unrecorded.
+      console.warn(`[durable-chat devtools] could not record a request: ${String(error)}`);
+      return send();
+    }
+    return this.follow(request, exchange, send);
+  }
+
+  private begin(request: TappedRequest): LiveExchange {
     const seenAt = Date.now();
     const { init } = request;
     const method = (init.method ?? 'GET').toUpperCase();
-    const path = new URL(request.url).pathname;
+    // A relative base URL (a same-origin proxy) is fine: only the path is kept.
+    const path = new URL(request.url, 'http://relative.invalid').pathname;
     const headers: Record<string, string> = {};
     const sent = new Headers(init.headers);
     for (const name of REQUEST_HEADERS) {
@@ -142,7 +155,12 @@ export class ChatRecorder {
     if (typeof init.body === 'string') exchange.request.body = this.redactor.redact(init.body, seenAt);
     this.exchanges.push(exchange);
     if (this.exchanges.length > this.maxExchanges) this.dropOldest();
-    this.observer?.(exchange, 'sent');
+    this.notify(exchange, 'sent');
+    return exchange;
+  }
+
+  private async follow(request: TappedRequest, exchange: LiveExchange, send: () => Promise<Response>) {
+    const { init } = request;
     let response: Response;
     try {
       response = await send();
@@ -152,7 +170,7 @@ export class ChatRecorder {
         message: errorMessage(error),
         aborted: init.signal?.aborted === true,
       };
-      this.observer?.(exchange, 'failed');
+      this.notify(exchange, 'failed');
       throw error;
     }
     const answered = Date.now();
@@ -168,10 +186,10 @@ export class ChatRecorder {
       end: { type: 'open', at: answered - this.startedAt },
     };
     exchange.response = recorded;
-    this.observer?.(exchange, 'answered');
+    this.notify(exchange, 'answered');
     if (response.body === null) {
       recorded.end = { type: 'complete', at: recorded.at };
-      this.observer?.(exchange, 'ended');
+      this.notify(exchange, 'ended');
       return response;
     }
     return new Response(this.observe(response.body, exchange, recorded, init.signal ?? undefined), {
@@ -192,7 +210,7 @@ export class ChatRecorder {
     const ended = (type: 'complete' | 'dropped' | 'aborted') => {
       if (recorded.end.type !== 'open') return;
       recorded.end = { type, at: this.sinceStart() };
-      this.observer?.(exchange, 'ended');
+      this.notify(exchange, 'ended');
     };
     const frame = (text: string) => {
       if (text === '' || exchange.dropped === true) return;
@@ -264,6 +282,14 @@ export class ChatRecorder {
     this.bodyChars -= exchange.bodyChars;
     exchange.dropped = true;
     this.truncated = true;
+  }
+
+  private notify(exchange: RecordedExchange, step: ExchangeStep): void {
+    try {
+      this.observer?.(exchange, step);
+    } catch (error) {
+      console.warn(`[durable-chat devtools] a timeline observer threw: ${String(error)}`);
+    }
   }
 
   private dropOldest(): void {
