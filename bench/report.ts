@@ -15,6 +15,7 @@ const LABEL: Record<VariantName, string> = {
   'durable-chat': '(a) durable-chat `SessionChatTransport`',
   'durable-chat-unmerged': '(a′) durable-chat, `coalesceDeltas: false`',
   'durable-chat-devtools': '(a″) durable-chat, devtools panel open (recording)',
+  'durable-chat-baseline': '(a‴) durable-chat, another build (`DURABLE_CHAT_BASELINE`)',
   trigger: '(b) `TriggerChatTransport`',
   floor: '(c) floor: eventsource-parser + JSON.parse',
   'floor-stream': '(c′) floor + a ReadableStream (the ChatTransport shape)',

@@ -168,7 +168,13 @@ const measureThroughput = (shapes: StreamShape[], runs: number) =>
     ),
     // The panel's cost is reported, not guarded: the full run measures it beside the rest.
     chunkOnlyVariants: variants.includes('durable-chat')
-      ? ['floor-stream', 'durable-chat-unmerged', ...(quick ? [] : (['durable-chat-devtools'] as const))]
+      ? [
+          'floor-stream',
+          'durable-chat-unmerged',
+          ...(quick ? [] : (['durable-chat-devtools'] as const)),
+          // An A/B against another build, in the same run: DURABLE_CHAT_BASELINE=<its dist/index.js>.
+          ...(process.env.DURABLE_CHAT_BASELINE ? (['durable-chat-baseline'] as const) : []),
+        ]
       : ['floor-stream'],
     log,
   });

@@ -1,4 +1,6 @@
+import { pathToFileURL } from 'node:url';
 import type { UIMessage, UIMessageChunk } from 'ai';
+import type { DurableChatModule } from './durable-chat-client.js';
 
 /** Where and as whom a client talks to the fixture (or dev) server. */
 export interface TurnContext {
@@ -30,12 +32,14 @@ export interface ClientVariant {
  * reply (the scale scenario's comparator for memory). `durable-chat-unmerged`: the transport with
  * `coalesceDeltas: false`, one chunk per record like the floors. `durable-chat-devtools`: the
  * transport while the devtools panel's model watches (and records) every chat, as with
- * `<DurableChatDevtools />` mounted.
+ * `<DurableChatDevtools />` mounted. `durable-chat-baseline`: the transport of another build
+ * (`DURABLE_CHAT_BASELINE=<its dist/index.js>`), for an A/B of a change in one run.
  */
 export type VariantName =
   | 'durable-chat'
   | 'durable-chat-unmerged'
   | 'durable-chat-devtools'
+  | 'durable-chat-baseline'
   | 'trigger'
   | 'floor'
   | 'floor-stream'
@@ -74,6 +78,15 @@ export async function loadVariant(name: VariantName, options: VariantOptions = {
           stop();
         },
       };
+    }
+    case 'durable-chat-baseline': {
+      const path = process.env.DURABLE_CHAT_BASELINE;
+      if (path === undefined || path === '')
+        throw new Error(
+          "the 'durable-chat-baseline' variant needs DURABLE_CHAT_BASELINE=<another build's dist/index.js>",
+        );
+      const module = (await import(pathToFileURL(path).href)) as DurableChatModule;
+      return (await import('./durable-chat-client.js')).createDurableChatVariant({}, { module, name });
     }
     case 'trigger':
       return (await import('./trigger-client.js')).createTriggerVariant();

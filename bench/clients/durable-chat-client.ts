@@ -1,5 +1,8 @@
-import { ConnectionError, SessionChatTransport } from 'durable-chat';
-import type { ClientVariant } from './client-variant.js';
+import * as durableChat from 'durable-chat';
+import type { ClientVariant, VariantName } from './client-variant.js';
+
+/** What the variant takes from the package: this build, or another one (`durable-chat-baseline`). */
+export type DurableChatModule = Pick<typeof durableChat, 'SessionChatTransport' | 'ConnectionError'>;
 
 /**
  * durable-chat's transport, one instance for every chat as an app would hold it. Its
@@ -7,8 +10,12 @@ import type { ClientVariant } from './client-variant.js';
  * the platform's transport is hydrated with, so neither pays for a create call, with that
  * create's `isCached` as `createChatRouteHandler` passes it on.
  */
-export function createDurableChatVariant(options: { coalesceDeltas?: boolean } = {}): ClientVariant {
-  let transport: SessionChatTransport | undefined;
+export function createDurableChatVariant(
+  options: { coalesceDeltas?: boolean } = {},
+  build: { module: DurableChatModule; name: VariantName } = { module: durableChat, name: 'durable-chat' },
+): ClientVariant {
+  const { SessionChatTransport, ConnectionError } = build.module;
+  let transport: InstanceType<DurableChatModule['SessionChatTransport']> | undefined;
   const tokens = new Map<string, string>();
   const created = new Map<string, boolean | undefined>();
   const token = (chatId: string): string => {
@@ -22,7 +29,7 @@ export function createDurableChatVariant(options: { coalesceDeltas?: boolean } =
     return value;
   };
   return {
-    name: options.coalesceDeltas === false ? 'durable-chat-unmerged' : 'durable-chat',
+    name: options.coalesceDeltas === false ? 'durable-chat-unmerged' : build.name,
     async send({ baseUrl, chatId, token: sessionToken, isCached, message, history }) {
       tokens.set(chatId, sessionToken);
       created.set(chatId, isCached);
