@@ -37,6 +37,24 @@ async function detachBrowserStub(): Promise<void> {
   await writeFile(BROWSER_STUB, code.replace(/^import ['"]\.\/chunk-[\w-]+\.js['"];\n/gm, ''));
 }
 
+/** What an app's bundler reads: the browser entries and the server helpers. */
+const APP_ENTRIES = ['dist/index.js', 'dist/react.js', 'dist/devtools.js', 'dist/server.js'];
+
+/**
+ * Code splitting gives an entry bare imports (`import './chunk-x.js';`) of shared chunks it
+ * uses nothing of. Every such chunk is side-effect free (pure protocol modules and helpers, as
+ * `sideEffects` declares), so bundlers drop the import, and esbuild warns once per import in
+ * the app's build. The lines go here instead; what the entries do use they import by name.
+ */
+async function dropBareChunkImports(): Promise<void> {
+  for (const entry of APP_ENTRIES) {
+    const code = await readFile(entry, 'utf8');
+    // Emptied, not removed: every other line keeps its number, so the source map still holds.
+    const stripped = code.replace(/^import ['"]\.\/chunk-[\w-]+\.js['"];$/gm, '');
+    if (stripped !== code) await writeFile(entry, stripped);
+  }
+}
+
 /** Runtime dependencies of the dev server alone (and `durable-chat dev`). */
 const DEV_SERVER_ONLY = ['hono', '@hono/node-server', 'jose'];
 
@@ -95,6 +113,7 @@ export default defineConfig({
   onSuccess: async () => {
     await markClientEntries();
     await detachBrowserStub();
+    await dropBareChunkImports();
     await writeThirdPartyLicenses();
   },
 });

@@ -50,6 +50,7 @@ try {
   run('node', ['--input-type=module', '-e', script], project);
   checkDevServerBundled(project);
   await checkServerConditions(project);
+  await checkNoBundlerWarnings(project);
   checkClientDirective(project);
 } finally {
   rmSync(dir, { recursive: true, force: true });
@@ -94,6 +95,30 @@ async function checkServerConditions(project) {
     { cwd: project, encoding: 'utf8' },
   ).trim();
   if (!nodeResolved.endsWith('/dist/server.js')) throw new Error(`node resolved ${nodeResolved}`);
+}
+
+/**
+ * An app's browser build of each browser entry, as esbuild (and Vite's dependency
+ * pre-bundling) makes it: no warning may come from the package (a bare import of a chunk that
+ * `sideEffects` marks pure used to warn once per entry).
+ */
+async function checkNoBundlerWarnings(project) {
+  for (const entry of ['durable-chat', 'durable-chat/react', 'durable-chat/devtools']) {
+    const result = await build({
+      stdin: { contents: `export * from '${entry}';`, resolveDir: project },
+      bundle: true,
+      write: false,
+      platform: 'browser',
+      format: 'esm',
+      external: ['ai', 'react', 'react-dom', 'react/jsx-runtime', '@ai-sdk/react'],
+      logLevel: 'silent',
+    });
+    if (result.warnings.length > 0) {
+      const texts = result.warnings.map((warning) => `${warning.id}: ${warning.text}`);
+      throw new Error(`bundling ${entry} warns:\n${texts.join('\n')}`);
+    }
+    console.log(`${entry}: bundles for a browser without a warning`);
+  }
 }
 
 /**
