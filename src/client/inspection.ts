@@ -20,6 +20,8 @@ export type InspectionNote =
   | { type: 'token-fetched'; token: TokenFacts | undefined }
   /** An append failed and is tried again after `delayMs`. */
   | { type: 'append-retrying'; attempt: number; delayMs: number; code: string }
+  /** A stream-store command record on `.out` (`trim`: the records before it may go). */
+  | { type: 'command'; operation: string; seqNum: number }
   /** A silent live turn asked whether its run lives. */
   | { type: 'liveness-check'; runId: string | null | undefined; verdict: 'alive' | 'gone' | 'unknown' }
   /** This tab's part in the chat's live turn (React's tab coordination). */

@@ -16,6 +16,7 @@ import {
   mergeHeaders,
   networkError,
 } from './http.js';
+import { inspectNote, isInspected } from './inspection.js';
 import { refusedFreshToken } from './refused-fresh-token.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
 import { SeqGuard } from './seq-guard.js';
@@ -471,6 +472,9 @@ export class OutReader {
           if (classified.kind === 'malformed') this.report(classified.error);
           else if (classified.kind === 'control' && classified.publicAccessToken !== undefined) {
             this.context.tokens.adopt(classified.publicAccessToken, 'turn-complete');
+          } else if (classified.kind === 'command' && isInspected()) {
+            const note = { type: 'command', operation: classified.operation, seqNum: seq } as const;
+            inspectNote(this.context.chatId, note, this.context.env.now());
           }
           if (this.handlers.onRecord(classified) === true) {
             this.stopped = true;

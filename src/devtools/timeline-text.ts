@@ -157,6 +157,15 @@ export function noteLine(note: InspectionNote, at: number): TimelineEntry | unde
         kind: 'token',
         text: `startSession: ${note.sessionId ?? 'no id'}${note.isCached === false ? ' (new)' : ''}, run ${note.currentRunId ?? 'none'}`,
       };
+    case 'command':
+      return {
+        at,
+        kind: 'read',
+        text:
+          note.operation === 'trim'
+            ? `trim at seq ${note.seqNum}: .out may drop the records before it`
+            : `command ${note.operation} at seq ${note.seqNum}`,
+      };
     case 'token-fetched':
       return { at, kind: 'token', text: 'getAccessToken answered' };
     case 'append-retrying':
