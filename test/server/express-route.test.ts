@@ -6,39 +6,18 @@ import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/
 import { createNodeChatRouteHandler, toNodeHandler } from '../../src/server/node-handler.js';
 import { closeAfterEach, type Listening, listen } from './support/listen.js';
 import {
+  defineRouteHostCases,
   expectFullLifecycle,
-  leaveMidStart,
   postChunked,
   postText,
-  upstreamHoldingCreate,
+  useRouteDevServer,
 } from './support/route-lifecycle.js';
 
 // The Node route adapter mounted in a real Express 5 app, exactly as docs/server.md shows it,
 // against the dev server over loopback.
 
-let devServer: DevServer;
+const { devServer: server, newChatId, routeOptions } = useRouteDevServer('express');
 const track = closeAfterEach();
-
-beforeAll(async () => {
-  devServer = await startDevServer({ port: 0, agents: [echoAgent], logger: { warn() {} } });
-});
-afterAll(async () => {
-  await devServer?.close();
-});
-
-let counter = 0;
-const newChatId = () => `express-${Date.now()}-${++counter}`;
-
-function routeOptions(extra: Partial<ChatRouteHandlerOptions> = {}): ChatRouteHandlerOptions {
-  return {
-    baseURL: devServer.url,
-    secretKey: devServer.secretKey,
-    taskIdentifier: 'echo',
-    authorize: () => true,
-    onError: () => {},
-    ...extra,
-  };
-}
 
 type BodyParsing = 'the route reads the body' | 'express.json() first';
 
@@ -55,49 +34,16 @@ async function hostExpress(parsing: BodyParsing, options: ChatRouteHandlerOption
 describe.each<BodyParsing>(['the route reads the body', 'express.json() first'])(
   'the chat route in Express 5 (%s)',
   (parsing) => {
-    it('starts, refreshes the token, hands out a watch token and closes', async () => {
-      const endpoint = await hostExpress(parsing, routeOptions());
-      await expectFullLifecycle(endpoint, devServer, newChatId());
-    });
-
-    it('answers 413 PAYLOAD_TOO_LARGE over maxBodyBytes', async () => {
-      const endpoint = await hostExpress(parsing, routeOptions({ maxBodyBytes: 4096 }));
-      const body = JSON.stringify({ action: 'start', chatId: newChatId(), clientData: 'x'.repeat(5000) });
-      const answer = await postText(endpoint, body);
-      expect(answer.status).toBe(413);
-      expect(JSON.parse(answer.text)).toEqual({
-        code: 'PAYLOAD_TOO_LARGE',
-        error: 'the body is over 4096 bytes',
-      });
-    });
-
-    it('answers 400 INVALID_INPUT for a request the route does not know', async () => {
-      const endpoint = await hostExpress(parsing, routeOptions());
-      const answer = await postText(endpoint, JSON.stringify({ action: 'fly', chatId: newChatId() }));
-      expect(answer.status).toBe(400);
-      expect(JSON.parse(answer.text)).toMatchObject({ code: 'INVALID_INPUT' });
-    });
-
-    it('answers 415 for a body that is not JSON', async () => {
-      const endpoint = await hostExpress(parsing, routeOptions());
-      const answer = await postText(endpoint, 'action=start', 'application/x-www-form-urlencoded');
-      expect(answer.status).toBe(415);
-      expect(JSON.parse(answer.text)).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
-    });
-
-    it("stops the session service's call when the client leaves mid-request, and serves the next one", async () => {
-      const chatId = newChatId();
-      const upstream = upstreamHoldingCreate(chatId);
-      const errors: unknown[] = [];
-      const endpoint = await hostExpress(
-        parsing,
-        routeOptions({ fetch: upstream.fetch, onError: (error) => errors.push(error) }),
-      );
-      await leaveMidStart(endpoint, chatId, upstream.entered);
-      await upstream.aborted;
-      await expectFullLifecycle(endpoint, devServer, newChatId());
-      // Nobody was left to answer and nothing is the operator's to fix.
-      expect(errors).toEqual([]);
+    defineRouteHostCases({
+      host: (options) => hostExpress(parsing, options),
+      routeOptions,
+      devServer: server,
+      newChatId,
+      notJson: {
+        body: 'action=start',
+        contentType: 'application/x-www-form-urlencoded',
+        label: 'a body that is not JSON',
+      },
     });
   },
 );
@@ -118,7 +64,7 @@ describe('the chat route in Express 5: mounted on a router', () => {
     const app = express();
     app.use('/api', router);
     const listening = track(await listen(createServer(app)));
-    await expectFullLifecycle(`${listening.url}/api/chat-session`, devServer, newChatId());
+    await expectFullLifecycle(`${listening.url}/api/chat-session`, server(), newChatId());
     expect(new Set(seenPaths)).toEqual(new Set(['/api/chat-session']));
   });
 });

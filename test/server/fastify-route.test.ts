@@ -4,40 +4,13 @@ import { type DevServer, echoAgent, startDevServer } from '../../src/dev-server/
 import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
 import { createNodeChatRouteHandler, toNodeHandler } from '../../src/server/node-handler.js';
 import { closeAfterEach, type Listening } from './support/listen.js';
-import {
-  expectFullLifecycle,
-  leaveMidStart,
-  postChunked,
-  postText,
-  upstreamHoldingCreate,
-} from './support/route-lifecycle.js';
+import { defineRouteHostCases, postChunked, postText, useRouteDevServer } from './support/route-lifecycle.js';
 
 // The Node route adapter mounted in a real Fastify 5 app, exactly as docs/server.md shows it,
 // against the dev server over loopback.
 
-let devServer: DevServer;
+const { devServer: server, newChatId, routeOptions } = useRouteDevServer('fastify');
 const track = closeAfterEach();
-
-beforeAll(async () => {
-  devServer = await startDevServer({ port: 0, agents: [echoAgent], logger: { warn() {} } });
-});
-afterAll(async () => {
-  await devServer?.close();
-});
-
-let counter = 0;
-const newChatId = () => `fastify-${Date.now()}-${++counter}`;
-
-function routeOptions(extra: Partial<ChatRouteHandlerOptions> = {}): ChatRouteHandlerOptions {
-  return {
-    baseURL: devServer.url,
-    secretKey: devServer.secretKey,
-    taskIdentifier: 'echo',
-    authorize: () => true,
-    onError: () => {},
-    ...extra,
-  };
-}
 
 type BodyParsing = 'the route reads the body' | 'Fastify parses the body';
 
@@ -74,48 +47,12 @@ async function hostFastify(parsing: BodyParsing, options: ChatRouteHandlerOption
 describe.each<BodyParsing>(['the route reads the body', 'Fastify parses the body'])(
   'the chat route in Fastify 5 (%s)',
   (parsing) => {
-    it('starts, refreshes the token, hands out a watch token and closes', async () => {
-      const endpoint = await hostFastify(parsing, routeOptions());
-      await expectFullLifecycle(endpoint, devServer, newChatId());
-    });
-
-    it('answers 413 PAYLOAD_TOO_LARGE over maxBodyBytes', async () => {
-      const endpoint = await hostFastify(parsing, routeOptions({ maxBodyBytes: 4096 }));
-      const body = JSON.stringify({ action: 'start', chatId: newChatId(), clientData: 'x'.repeat(5000) });
-      const answer = await postText(endpoint, body);
-      expect(answer.status).toBe(413);
-      expect(JSON.parse(answer.text)).toEqual({
-        code: 'PAYLOAD_TOO_LARGE',
-        error: 'the body is over 4096 bytes',
-      });
-    });
-
-    it('answers 400 INVALID_INPUT for a request the route does not know', async () => {
-      const endpoint = await hostFastify(parsing, routeOptions());
-      const answer = await postText(endpoint, JSON.stringify({ action: 'fly', chatId: newChatId() }));
-      expect(answer.status).toBe(400);
-      expect(JSON.parse(answer.text)).toMatchObject({ code: 'INVALID_INPUT' });
-    });
-
-    it('answers 415 for a text body', async () => {
-      const endpoint = await hostFastify(parsing, routeOptions());
-      const answer = await postText(endpoint, '{"action":"start"}', 'text/plain');
-      expect(answer.status).toBe(415);
-      expect(JSON.parse(answer.text)).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
-    });
-
-    it("stops the session service's call when the client leaves mid-request, and serves the next one", async () => {
-      const chatId = newChatId();
-      const upstream = upstreamHoldingCreate(chatId);
-      const errors: unknown[] = [];
-      const endpoint = await hostFastify(
-        parsing,
-        routeOptions({ fetch: upstream.fetch, onError: (error) => errors.push(error) }),
-      );
-      await leaveMidStart(endpoint, chatId, upstream.entered);
-      await upstream.aborted;
-      await expectFullLifecycle(endpoint, devServer, newChatId());
-      expect(errors).toEqual([]);
+    defineRouteHostCases({
+      host: (options) => hostFastify(parsing, options),
+      routeOptions,
+      devServer: server,
+      newChatId,
+      notJson: { body: '{"action":"start"}', contentType: 'text/plain', label: 'a text body' },
     });
   },
 );

@@ -10,6 +10,7 @@ import {
   toNodeHandler,
 } from '../../src/server/node-handler.js';
 import { closeAfterEach, hostFetchHandler, type Listening, listen } from './support/listen.js';
+import { postChunked } from './support/route-lifecycle.js';
 import { appendWithToken } from './support/session-service.js';
 
 // The Node adapter on real `node:http` servers over loopback, against the dev server: as a
@@ -92,34 +93,6 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
   return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
-/** Sends `total` bytes in chunks without a Content-Length; resolves with the answer. */
-function postChunked(url: string, total: number): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json' } });
-    request.on('response', (response) => {
-      let text = '';
-      response.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
-    });
-    // The server may cut the connection after answering, while the body is still going out.
-    request.on('error', (error) => {
-      if (!request.destroyed) reject(error);
-    });
-    const chunk = Buffer.alloc(16 * 1024, 'a');
-    let sent = 0;
-    const pump = () => {
-      while (sent < total) {
-        sent += chunk.length;
-        if (!request.write(chunk)) return void request.once('drain', pump);
-      }
-      request.end();
-    };
-    pump();
-  });
-}
-
 describe('createNodeChatRouteHandler on node:http', () => {
   it('starts a session through the browser callbacks; its token works; token and close answer', async () => {
     const app = track(await hostNode(createNodeChatRouteHandler(routeOptions())));
@@ -181,7 +154,7 @@ describe('createNodeChatRouteHandler on node:http', () => {
     // 64 MiB without a length: answered once the first 4 KiB are passed, not after all of it.
     const endless = await postChunked(app.url, 64 * 1024 * 1024);
     expect(endless.status).toBe(413);
-    expect(JSON.parse(endless.body)).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(JSON.parse(endless.text)).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
     expect(calls).toBe(2);
   });
 });

@@ -1,8 +1,9 @@
 import { request as httpRequest } from 'node:http';
-import { expect } from 'vitest';
-import type { DevServer } from '../../../src/dev-server/index.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type DevServer, echoAgent, startDevServer } from '../../../src/dev-server/index.js';
 import { readTokenClaims } from '../../../src/protocol/token-claims.js';
 import { createRouteSessionCallbacks } from '../../../src/route-client/create-route-session-callbacks.js';
+import type { ChatRouteHandlerOptions } from '../../../src/server/chat-route-handler.js';
 import { appendWithToken } from './session-service.js';
 
 // What every host of the Node route adapter (Express, Fastify) is checked for, through the
@@ -133,4 +134,90 @@ export async function leaveMidStart(endpoint: string, chatId: string, entered: P
   await entered;
   client.abort();
   await expect(sent).rejects.toMatchObject({ name: 'AbortError' });
+}
+
+/**
+ * What every framework host of the route must answer as the route itself does: the full
+ * lifecycle, 413, 400, 415, and a client leaving mid-request. `host` mounts the route with the
+ * given options and returns its URL; `notJson` is a body the framework lets through to the route.
+ */
+export function defineRouteHostCases(options: {
+  host: (options: ChatRouteHandlerOptions) => Promise<string>;
+  routeOptions: (extra?: Partial<ChatRouteHandlerOptions>) => ChatRouteHandlerOptions;
+  devServer: () => DevServer;
+  newChatId: () => string;
+  notJson: { body: string; contentType: string; label: string };
+}): void {
+  const { host, routeOptions, devServer, newChatId, notJson } = options;
+  it('starts, refreshes the token, hands out a watch token and closes', async () => {
+    const endpoint = await host(routeOptions());
+    await expectFullLifecycle(endpoint, devServer(), newChatId());
+  });
+
+  it('answers 413 PAYLOAD_TOO_LARGE over maxBodyBytes', async () => {
+    const endpoint = await host(routeOptions({ maxBodyBytes: 4096 }));
+    const body = JSON.stringify({ action: 'start', chatId: newChatId(), clientData: 'x'.repeat(5000) });
+    const answer = await postText(endpoint, body);
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.text)).toEqual({
+      code: 'PAYLOAD_TOO_LARGE',
+      error: 'the body is over 4096 bytes',
+    });
+  });
+
+  it('answers 400 INVALID_INPUT for a request the route does not know', async () => {
+    const endpoint = await host(routeOptions());
+    const answer = await postText(endpoint, JSON.stringify({ action: 'fly', chatId: newChatId() }));
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.text)).toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it(`answers 415 for ${notJson.label}`, async () => {
+    const endpoint = await host(routeOptions());
+    const answer = await postText(endpoint, notJson.body, notJson.contentType);
+    expect(answer.status).toBe(415);
+    expect(JSON.parse(answer.text)).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+  });
+
+  it("stops the session service's call when the client leaves mid-request, and serves the next one", async () => {
+    const chatId = newChatId();
+    const upstream = upstreamHoldingCreate(chatId);
+    const errors: unknown[] = [];
+    const endpoint = await host(
+      routeOptions({ fetch: upstream.fetch, onError: (error) => errors.push(error) }),
+    );
+    await leaveMidStart(endpoint, chatId, upstream.entered);
+    await upstream.aborted;
+    await expectFullLifecycle(endpoint, devServer(), newChatId());
+    // Nobody was left to answer and nothing is the operator's to fix.
+    expect(errors).toEqual([]);
+  });
+}
+
+/** A dev server with the echo agent for one test file, and the route's options against it. */
+export function useRouteDevServer(prefix: string) {
+  let devServer: DevServer | undefined;
+  let counter = 0;
+  beforeAll(async () => {
+    devServer = await startDevServer({ port: 0, agents: [echoAgent], logger: { warn() {} } });
+  });
+  afterAll(async () => {
+    await devServer?.close();
+  });
+  const server = (): DevServer => {
+    if (devServer === undefined) throw new Error('the dev server has not started');
+    return devServer;
+  };
+  return {
+    devServer: server,
+    newChatId: () => `${prefix}-${Date.now()}-${++counter}`,
+    routeOptions: (extra: Partial<ChatRouteHandlerOptions> = {}): ChatRouteHandlerOptions => ({
+      baseURL: server().url,
+      secretKey: server().secretKey,
+      taskIdentifier: 'echo',
+      authorize: () => true,
+      onError: () => {},
+      ...extra,
+    }),
+  };
 }
