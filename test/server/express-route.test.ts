@@ -1,7 +1,6 @@
 import { createServer } from 'node:http';
 import express from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevServer, echoAgent, startDevServer } from '../../src/dev-server/index.js';
+import { describe, expect, it } from 'vitest';
 import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
 import { createNodeChatRouteHandler, toNodeHandler } from '../../src/server/node-handler.js';
 import { closeAfterEach, type Listening, listen } from './support/listen.js';
@@ -10,13 +9,13 @@ import {
   expectFullLifecycle,
   postChunked,
   postText,
-  useRouteDevServer,
+  routeDevServerPerFile,
 } from './support/route-lifecycle.js';
 
 // The Node route adapter mounted in a real Express 5 app, exactly as docs/server.md shows it,
 // against the dev server over loopback.
 
-const { devServer: server, newChatId, routeOptions } = useRouteDevServer('express');
+const { devServer: server, newChatId, routeOptions } = routeDevServerPerFile('express');
 const track = closeAfterEach();
 
 type BodyParsing = 'the route reads the body' | 'express.json() first';

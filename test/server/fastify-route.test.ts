@@ -1,15 +1,19 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevServer, echoAgent, startDevServer } from '../../src/dev-server/index.js';
+import { describe, expect, it } from 'vitest';
 import { type ChatRouteHandlerOptions, createChatRouteHandler } from '../../src/server/chat-route-handler.js';
 import { createNodeChatRouteHandler, toNodeHandler } from '../../src/server/node-handler.js';
 import { closeAfterEach, type Listening } from './support/listen.js';
-import { defineRouteHostCases, postChunked, postText, useRouteDevServer } from './support/route-lifecycle.js';
+import {
+  defineRouteHostCases,
+  postChunked,
+  postText,
+  routeDevServerPerFile,
+} from './support/route-lifecycle.js';
 
 // The Node route adapter mounted in a real Fastify 5 app, exactly as docs/server.md shows it,
 // against the dev server over loopback.
 
-const { devServer: server, newChatId, routeOptions } = useRouteDevServer('fastify');
+const { devServer: server, newChatId, routeOptions } = routeDevServerPerFile('fastify');
 const track = closeAfterEach();
 
 type BodyParsing = 'the route reads the body' | 'Fastify parses the body';

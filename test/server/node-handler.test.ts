@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoAgent, startDevServer } from '../../src/dev-server/index.js';
 import { readTokenClaims } from '../../src/protocol/token-claims.js';

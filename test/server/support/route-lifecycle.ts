@@ -195,7 +195,7 @@ export function defineRouteHostCases(options: {
 }
 
 /** A dev server with the echo agent for one test file, and the route's options against it. */
-export function useRouteDevServer(prefix: string) {
+export function routeDevServerPerFile(prefix: string) {
   let devServer: DevServer | undefined;
   let counter = 0;
   beforeAll(async () => {
