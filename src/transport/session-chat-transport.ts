@@ -3,7 +3,7 @@ import type { AppendResult } from '../client/append-request.js';
 import { randomPartId } from '../client/environment.js';
 import type { HeadersOption } from '../client/http.js';
 import { SessionClient } from '../client/session-client.js';
-import type { ChatSessionState } from '../client/session-store.js';
+import { type ChatSessionState, MAX_QUEUED_TURNS } from '../client/session-store.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import {
@@ -81,11 +81,6 @@ interface ChatEntry {
    * turn meanwhile waits for its seq (see `ownInput`).
    */
   answering: { generation: number; answer: Promise<AppendAnswer> } | undefined;
-  /**
-   * Actions stored while another turn was live, by `.in` seq: each answers with a turn of its
-   * own after it, live (resumable) once the one before is over. In memory only.
-   */
-  queuedTurns: (number | undefined)[];
 }
 
 /** How an append ended, for a resumed turn waiting for its seq. */
@@ -245,7 +240,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     active?.stop(true); // reported to the AI SDK as its own stop() is (isAbort)
     for (const turn of entry.draining) turn.stop();
     entry.draining.clear();
-    entry.queuedTurns = []; // the user stopped: what was queued behind the live turn is not resumed
+    clearQueuedTurns(entry.client); // the user stopped: what was queued behind the live turn is not resumed
     const state = entry.client.getState();
     if (!state.turnLive) return;
     if (!this.stopInFlight(entry)) this.markStopped(entry, stoppedTurnMark(active, state));
@@ -439,7 +434,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     };
     entry.edge = undefined;
     entry.side = { count: 0, inFlight: 0, maxSeq: -1 };
-    entry.queuedTurns = []; // their turns come before this send's, which reads past them
+    clearQueuedTurns(client); // their turns come before this send's, which reads past them
     this.markStopped(entry, undefined);
     entry.stoppedBy = undefined;
     // Sending while a reply streams: the earlier turn keeps its reader to its own
@@ -653,8 +648,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private queueTurn(entry: ChatEntry, seq: number | undefined): void {
     const { client } = entry;
     if (client.getState().closed) return;
-    if (client.getState().turnLive) {
-      entry.queuedTurns.push(seq);
+    const { turnLive, queuedTurns } = client.getState();
+    if (turnLive) {
+      // In the store, so it persists: a reload shows each queued output once, in turn.
+      if (queuedTurns.length < MAX_QUEUED_TURNS) client.store.setState({ queuedTurns: [...queuedTurns, seq] });
       return;
     }
     this.goLiveQueued(entry, seq, client.getState().lastEventId, undefined);
@@ -662,8 +659,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   /** The live turn is over: the next queued action's turn is the live one now. */
   private promoteQueued(entry: ChatEntry, ended: TurnStream): void {
-    if (entry.queuedTurns.length === 0 || entry.client.getState().turnLive) return;
-    const seq = entry.queuedTurns.shift();
+    const { turnLive, queuedTurns } = entry.client.getState();
+    if (queuedTurns.length === 0 || turnLive) return;
+    const [seq, ...rest] = queuedTurns;
+    entry.client.store.setState({ queuedTurns: rest });
     this.goLiveQueued(entry, seq, ended.completedSeq, ended.completedInSeq);
   }
 
@@ -852,7 +851,6 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       stopping: undefined,
       messageIds: new Map(),
       answering: undefined,
-      queuedTurns: [],
     };
     this.chats.set(chatId, entry);
     return entry;
@@ -880,6 +878,10 @@ function awaitAnswer(entry: ChatEntry, generation: number): (answer: AppendAnswe
   let settle: (answer: AppendAnswer) => void = () => {};
   entry.answering = { generation, answer: new Promise((resolve) => (settle = resolve)) };
   return settle;
+}
+
+function clearQueuedTurns(client: SessionClient): void {
+  if (client.getState().queuedTurns.length > 0) client.store.setState({ queuedTurns: [] });
 }
 
 function laterCursor(a: number | undefined, b: number | undefined): number | undefined {

@@ -167,3 +167,70 @@ describe('item 18: a chat saved as live whose run never writes again', () => {
     reloaded.close();
   });
 });
+
+describe('queued actions persist: a reload shows each queued output once', () => {
+  it('two actions stored behind a live turn, then a reload before any was shown: both outputs, each once, in turn', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('queued-reload');
+    const transport = transportFor({ persistence: memoryPersistence(records) });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'hello' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    // Stored while the first action's turn is live: queued behind it.
+    await transport.sendAction(chatId, { type: 'shout' });
+    const client = transport.getClient(chatId);
+    expect(client.getState().queuedTurns).toHaveLength(1);
+    await client.flushPersistence();
+    const saved = structuredClone(chat.messages);
+    transport.close();
+
+    const reloaded = transportFor({ persistence: memoryPersistence(records) });
+    const resumed = new TestChat({ id: chatId, transport: reloaded, messages: saved });
+    await resumed.resumeStream();
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual([
+      'user: hello',
+      'assistant: Echo: hello',
+      'assistant: SHOUT',
+      'assistant: SHOUT',
+    ]);
+    await waitFor(() => !reloaded.getState(chatId).turnLive, 5_000, 'the actions to be over');
+    expect(reloaded.getState(chatId).queuedTurns).toEqual([]);
+    // Nothing more to resume: a third resume finds no live turn.
+    await resumed.resumeStream();
+    expect(transcript(resumed.messages)).toHaveLength(4);
+    reloaded.close();
+  });
+
+  it('a reload after the first queued output was shown resumes the second, once', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('queued-reload-second');
+    const transport = transportFor({ persistence: memoryPersistence(records) });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'hello' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await chat.resumeStream(); // the first action's output, on this page
+    await transport.getClient(chatId).flushPersistence();
+    const saved = structuredClone(chat.messages);
+    transport.close();
+
+    const reloaded = transportFor({ persistence: memoryPersistence(records) });
+    const resumed = new TestChat({ id: chatId, transport: reloaded, messages: saved });
+    await resumed.resumeStream();
+    await resumed.resumeStream();
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual([
+      'user: hello',
+      'assistant: Echo: hello',
+      'assistant: SHOUT',
+      'assistant: SHOUT',
+      'assistant: SHOUT',
+    ]);
+    await waitFor(() => !reloaded.getState(chatId).turnLive, 5_000, 'the actions to be over');
+    reloaded.close();
+  });
+});
