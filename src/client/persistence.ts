@@ -116,7 +116,9 @@ export function toPersistedRecord(state: ChatSessionState, options: PersistOptio
     // Only the live turn's: a finished turn's message is the app's transcript's business.
     turnMessage: state.turnLive ? state.turnMessage : undefined,
     queuedTurns:
-      state.queuedTurns.length === 0 ? undefined : state.queuedTurns.map((seq) => (seq === undefined ? null : seq)),
+      state.queuedTurns.length === 0
+        ? undefined
+        : state.queuedTurns.map((seq) => (seq === undefined ? null : seq)),
     closed: state.closed,
     closedReason: state.closedReason,
   };

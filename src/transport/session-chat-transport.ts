@@ -18,6 +18,7 @@ import { serializeAppend } from '../protocol/validate.js';
 import { DeferredStop, listenForAbort } from './deferred-stop.js';
 import { HeadStart } from './head-start.js';
 import { mergeMetadata, type SessionChatTransportOptions, withPayloadExtras } from './transport-options.js';
+import { type AppendAnswer, type TurnEntry, TurnLedger } from './turn-ledger.js';
 import { type TurnMode, type TurnOutcome, TurnStream } from './turn-stream.js';
 
 /** Disconnected chats whose client is kept (see `evictIdle`). */
@@ -62,29 +63,14 @@ interface ChatEntry {
    */
   side: { count: number; inFlight: number; maxSeq: number | null };
   /**
-   * The send whose abort set `stopped`, and the `.in` seq known before its append: a refusal
-   * of that append, or a stop stored right after that seq, shows it was never stored, and
-   * the mark is cleared (else the next reply would be taken for its reply).
+   * The turns that went live on this page (sends, actions, queued actions), each with its
+   * append's answer and its stop: a stop or an answer belongs to the turn live when it was
+   * asked for, so its late arrival never ends a newer one.
    */
-  stoppedBy: { turn: TurnStream; inSeqBefore: number | undefined } | undefined;
-  /**
-   * Counts the turns that went live (sends, actions): a stop belongs to the turn live when it
-   * was asked for, so its late acknowledgement never ends a newer one.
-   */
-  generation: number;
-  /** The stop in flight and the generation it stops: a second request for it is the same stop. */
-  stopping: { generation: number; done: Promise<void> } | undefined;
+  ledger: TurnLedger;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
   messageIds: Map<string, string>;
-  /**
-   * The append of the turn that went live with `generation`, until answered: a resume of that
-   * turn meanwhile waits for its seq (see `ownInput`).
-   */
-  answering: { generation: number; answer: Promise<AppendAnswer> } | undefined;
 }
-
-/** How an append ended, for a resumed turn waiting for its seq. */
-type AppendAnswer = { ok: true; seq: number | undefined } | { ok: false; error: unknown };
 
 /** What a resumed turn knows of its own append (see `SessionChatTransport.ownInput`). */
 interface OwnInput {
@@ -243,7 +229,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     clearQueuedTurns(entry.client); // the user stopped: what was queued behind the live turn is not resumed
     const state = entry.client.getState();
     if (!state.turnLive) return;
-    if (!this.stopInFlight(entry)) this.markStopped(entry, stoppedTurnMark(active, state));
+    if (!entry.ledger.stopping) this.markStopped(entry, stoppedTurnMark(active, state));
     await this.appendStop(entry);
   }
 
@@ -265,12 +251,12 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await client.ready();
     const before = client.getState();
     // Live from the moment it goes out, like a send: a stop meanwhile must reach the agent.
-    const goesLive =
-      (!before.turnLive || this.stopInFlight(entry)) && (active === undefined || active.finished);
-    const generation = goesLive ? ++entry.generation : entry.generation;
+    const goesLive = (!before.turnLive || entry.ledger.stopping) && (active === undefined || active.finished);
+    const { ledger } = entry;
+    const turn = goesLive ? ledger.open('action', { awaited: true }) : undefined;
     // With this page's own edge, every `.in` seq up to `entry.inSeq` was answered before it.
     const ownEdge = lastRead?.endCursor !== undefined && lastRead.endCursor === before.lastEventId;
-    if (goesLive)
+    if (turn !== undefined)
       client.store.setState({
         turnLive: true,
         turnStored: false,
@@ -278,14 +264,15 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         turnInSeq: undefined,
         turnPriorInSeq: ownEdge ? entry.inSeq : undefined,
       });
-    const answered = goesLive ? awaitAnswer(entry, generation) : () => {};
     let result: AppendResult;
     try {
       result = await this.appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
     } catch (error) {
-      answered({ ok: false, error });
       entry.inSeq = undefined;
-      if (goesLive && entry.generation === generation && !client.getState().closed)
+      if (turn === undefined) throw error;
+      ledger.answer(turn, { ok: false, error });
+      ledger.move(turn, { type: 'failed' });
+      if (ledger.isCurrent(turn) && !client.getState().closed)
         client.store.setState({
           turnLive: false,
           turnStored: false,
@@ -294,10 +281,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       throw error;
     }
     this.noteInSeq(entry, result.seq);
-    if (goesLive && entry.generation === generation && client.getState().turnLive)
+    if (turn === undefined) {
+      this.queueTurn(entry, result.seq);
+      return result;
+    }
+    if (ledger.isCurrent(turn) && client.getState().turnLive)
       client.store.setState({ turnStored: true, turnInSeq: result.seq });
-    else if (!goesLive) this.queueTurn(entry, result.seq);
-    answered({ ok: true, seq: result.seq });
+    ledger.answer(turn, { ok: true, seq: result.seq });
     return result;
   }
 
@@ -436,10 +426,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.side = { count: 0, inFlight: 0, maxSeq: -1 };
     clearQueuedTurns(client); // their turns come before this send's, which reads past them
     this.markStopped(entry, undefined);
-    entry.stoppedBy = undefined;
+    const { ledger } = entry;
+    ledger.clearStoppedSends();
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
     if (earlier !== undefined) entry.draining.add(earlier);
+    /** This send's ledger entry, once its append goes out. */
+    let sent: TurnEntry | undefined;
     const turn = this.replace(
       entry,
       {
@@ -449,7 +442,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         peekSettled: false,
         startedAt,
         onCancel: () => this.onDisconnect(entry, turn),
-        onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
+        onEnd: (outcome) => {
+          if (sent !== undefined) settleEntry(ledger, sent, turn, outcome);
+          this.onTurnEnd(entry, turn, outcome);
+        },
         onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
       },
       earlier === undefined,
@@ -469,9 +465,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       entry.stops.schedule(() => {
         appendAbort.abort();
         if (!attempted) return;
-        if (!this.stopInFlight(entry)) {
+        if (!ledger.stopping) {
           this.markStopped(entry, turn.started ? 'started' : 'unstarted');
-          entry.stoppedBy = { turn, inSeqBefore };
+          if (sent !== undefined) sent.stoppedBefore = { inSeq: inSeqBefore };
         }
         this.sendStop(entry);
       });
@@ -488,9 +484,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // Live from the moment the append goes out: a reply can stream (and even end) before
     // the append's response arrives, and a reload meanwhile must resume it.
     // A turn whose stop is on its way is over for this page: this send is the live one now.
-    const wasLive = client.getState().turnLive && !this.stopInFlight(entry);
+    const wasLive = client.getState().turnLive && !ledger.stopping;
     const inSeqBefore = entry.inSeq;
-    const generation = ++entry.generation;
+    const own = ledger.open(call.trigger === 'submit-message' ? 'message' : 'regenerate', {
+      partId,
+      awaited: !wasLive,
+    });
+    sent = own;
     const pendingAppend = { partId, body };
     const expected = turn.expectedInSeq;
     if (!wasLive)
@@ -505,7 +505,6 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         pendingAppend,
       });
     else client.store.setState({ pendingAppend });
-    const answered = wasLive ? () => {} : awaitAnswer(entry, generation);
     const settlePending = (patch: Partial<ChatSessionState>) =>
       settlePendingAppend(client, pendingAppend, patch);
     // The stream is returned now, not when the append is answered: a slow or retried append
@@ -525,7 +524,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         (result: AppendResult) => {
           appended = true;
           this.noteInSeq(entry, result.seq);
-          const live = client.getState().turnLive && entry.generation === generation;
+          const live = client.getState().turnLive && ledger.isCurrent(own);
           settlePending(
             live && !wasLive
               ? { turnStored: true, turnInSeq: result.seq }
@@ -533,21 +532,23 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
                 ? { turnStored: true }
                 : {},
           );
-          answered({ ok: true, seq: result.seq });
+          ledger.answer(own, { ok: true, seq: result.seq });
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
           entry.inSeq = undefined; // it may have been stored before the failure
           settlePending({});
-          answered({ ok: false, error });
+          ledger.answer(own, { ok: false, error });
+          if (turn.started) ledger.move(own, { type: 'started' });
+          ledger.move(own, { type: 'refused' });
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
-          if (entry.stoppedBy?.turn === turn && refusedForGood(error)) {
+          if (ledger.stoppedSend() === own && refusedForGood(error)) {
             this.markStopped(entry, undefined);
-            entry.stoppedBy = undefined;
+            ledger.clearStoppedSends();
           }
           // Not stored (or nothing of it seen): the turn is not live after all.
-          if (!wasLive && !turn.started && entry.generation === generation && !client.getState().closed)
+          if (!wasLive && !turn.started && ledger.isCurrent(own) && !client.getState().closed)
             client.store.setState({ turnLive: false, turnStartCursor: before.turnStartCursor });
           turn.appendFailed(error);
           if (entry.active === turn) entry.active = undefined;
@@ -618,10 +619,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const priorSeq = state.turnPriorInSeq;
     if (state.turnInSeq !== undefined) return { seq: state.turnInSeq, priorSeq };
     if (resent !== undefined) return { seq: resent, priorSeq };
-    const answering = entry.answering;
-    if (answering !== undefined && answering.generation === entry.generation)
-      return { seq: answering.answer, priorSeq };
-    return undefined;
+    const { answer } = entry.ledger.current;
+    return answer === undefined ? undefined : { seq: answer, priorSeq };
   }
 
   /**
@@ -651,7 +650,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const { turnLive, queuedTurns } = client.getState();
     if (turnLive) {
       // In the store, so it persists: a reload shows each queued output once, in turn.
-      if (queuedTurns.length < MAX_QUEUED_TURNS) client.store.setState({ queuedTurns: [...queuedTurns, seq] });
+      if (queuedTurns.length < MAX_QUEUED_TURNS)
+        client.store.setState({ queuedTurns: [...queuedTurns, seq] });
       return;
     }
     this.goLiveQueued(entry, seq, client.getState().lastEventId, undefined);
@@ -672,7 +672,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     startCursor: number | undefined,
     priorSeq: number | undefined,
   ): void {
-    entry.generation++;
+    entry.ledger.open('queued', { seq });
     entry.client.store.setState({
       turnLive: true,
       turnStored: true,
@@ -732,7 +732,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     turn.stop();
     if (!turn.live) return;
     entry.stops.schedule(() => {
-      if (!turn.live || !entry.client.getState().turnLive || this.stopInFlight(entry)) return;
+      if (!turn.live || !entry.client.getState().turnLive || entry.ledger.stopping) return;
       this.markStopped(entry, turn.started ? 'started' : 'unstarted');
       this.sendStop(entry);
     });
@@ -746,7 +746,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private onDisconnect(entry: ChatEntry, turn: TurnStream): void {
     if (entry.active === turn) entry.active = undefined;
     if (this.options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
-      if (!this.stopInFlight(entry)) this.markStopped(entry, turn.started ? 'started' : 'unstarted');
+      if (!entry.ledger.stopping) this.markStopped(entry, turn.started ? 'started' : 'unstarted');
       this.sendStop(entry);
     }
   }
@@ -762,30 +762,26 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     if (entry.client.getState().stoppedTurn !== mark) entry.client.store.setState({ stoppedTurn: mark });
   }
 
-  /** A stop for the turn live now is already on its way. */
-  private stopInFlight(entry: ChatEntry): boolean {
-    return entry.stopping !== undefined && entry.stopping.generation === entry.generation;
-  }
-
   /**
    * Appends `stop` for the turn live now, once however many paths ask (the app's `stop()`,
    * useChat's abort): once stored, that turn is over for this page (a remount does not
    * resume it), unless a newer turn went live meanwhile.
    */
   private appendStop(entry: ChatEntry): Promise<void> {
-    const generation = entry.generation;
-    if (entry.stopping?.generation === generation) return entry.stopping.done;
-    const { client } = entry;
+    const { client, ledger } = entry;
+    const target = ledger.current;
+    if (target.stop !== undefined) return target.stop;
     const done = client.append(stopChunk()).then(
       (result) => {
-        const stoppedSend = entry.stoppedBy;
         // Stored right after the seq known before the stopped send: that send never was.
-        if (stoppedSend?.inSeqBefore !== undefined && result.seq === stoppedSend.inSeqBefore + 1) {
+        const before = ledger.stoppedSend()?.stoppedBefore?.inSeq;
+        if (before !== undefined && result.seq === before + 1) {
           this.markStopped(entry, undefined);
-          entry.stoppedBy = undefined;
+          ledger.clearStoppedSends();
         }
         this.noteInSeq(entry, result.seq);
-        if (entry.generation === generation && !client.getState().closed)
+        ledger.move(target, { type: 'stopped' });
+        if (ledger.isCurrent(target) && !client.getState().closed)
           client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
       },
       (error: unknown) => {
@@ -793,10 +789,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         throw error;
       },
     );
-    const stopping = { generation, done };
-    entry.stopping = stopping;
+    target.stop = done;
     const clear = () => {
-      if (entry.stopping === stopping) entry.stopping = undefined;
+      if (target.stop === done) target.stop = undefined;
     };
     done.then(clear, clear);
     return done;
@@ -846,11 +841,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       edge: undefined,
       inSeq: undefined,
       side: { count: 0, inFlight: 0, maxSeq: -1 },
-      stoppedBy: undefined,
-      generation: 0,
-      stopping: undefined,
+      ledger: new TurnLedger(),
       messageIds: new Map(),
-      answering: undefined,
     };
     this.chats.set(chatId, entry);
     return entry;
@@ -870,14 +862,25 @@ function stoppedTurnMark(active: TurnStream | undefined, state: ChatSessionState
   return readPastStart ? 'started' : 'unstarted';
 }
 
-/**
- * The append of the turn that went live with `generation` is out: a resume meanwhile waits for
- * its answer (see `ownInput`). Returns what settles it.
- */
-function awaitAnswer(entry: ChatEntry, generation: number): (answer: AppendAnswer) => void {
-  let settle: (answer: AppendAnswer) => void = () => {};
-  entry.answering = { generation, answer: new Promise((resolve) => (settle = resolve)) };
-  return settle;
+/** A turn stream ended: its ledger entry moves with how (see `TurnLedger`). */
+function settleEntry(ledger: TurnLedger, entry: TurnEntry, turn: TurnStream, outcome: TurnOutcome): void {
+  if (turn.started) ledger.move(entry, { type: 'started' });
+  switch (outcome) {
+    case 'completed':
+    case 'rejected':
+      ledger.move(entry, { type: 'completed' });
+      return;
+    case 'stopped':
+      ledger.move(entry, { type: 'stopped' });
+      return;
+    case 'failed':
+    case 'run-gone':
+      ledger.move(entry, { type: 'failed' });
+      return;
+    default:
+      // Released, cancelled or drained: this page let go; the turn goes on without it.
+      return;
+  }
 }
 
 function clearQueuedTurns(client: SessionClient): void {

@@ -1,0 +1,163 @@
+/** How an append ended, for a resumed turn waiting for its seq. */
+export type AppendAnswer = { ok: true; seq: number | undefined } | { ok: false; error: unknown };
+
+/**
+ * What made a turn live on this page: its own append (`message`, `regenerate`, `action`), an
+ * action queued behind an earlier turn (`queued`), or nothing this page appended (`found`: the
+ * turn the persisted record or another tab says is live when this page starts).
+ */
+export type TurnEntryKind = 'message' | 'regenerate' | 'action' | 'queued' | 'found';
+
+export type TurnEntryState = 'sent' | 'stored' | 'started' | 'completed' | 'stopped' | 'failed';
+
+/** What happened to a turn's append or its reply. */
+export type TurnEntryEvent =
+  | { type: 'answered'; seq: number | undefined }
+  | { type: 'refused' }
+  | { type: 'started' }
+  | { type: 'completed' }
+  | { type: 'stopped' }
+  | { type: 'failed' };
+
+/** One turn that went live on this page, in the order they did. */
+export interface TurnEntry {
+  readonly kind: TurnEntryKind;
+  /** Counts from 0 (the `found` entry every ledger starts with). */
+  readonly generation: number;
+  /** The append's `X-Part-Id`, when this page appended it. */
+  readonly partId: string | undefined;
+  /** The append's `.in` seq, once answered (`undefined`: unknown, or the server gave none). */
+  seq: number | undefined;
+  state: TurnEntryState;
+  /**
+   * The append's answer, when the turn took the chat's live mark as it went out: a resume of
+   * that turn meanwhile waits for its seq. `undefined` for a send that went out while another
+   * turn was live (the mark, and a resume, stay that turn's).
+   */
+  readonly answer: Promise<AppendAnswer> | undefined;
+  /** The stop appended for this turn while it is on its way: a second request is the same stop. */
+  stop: Promise<void> | undefined;
+  /**
+   * Set when the user's abort of this send stopped it: the `.in` seq known before its append.
+   * A refusal of the append, or a stop stored right after that seq, shows it was never stored.
+   */
+  stoppedBefore: { inSeq: number | undefined } | undefined;
+}
+
+/** Entries kept besides the current one: enough for a stop's or an answer's late arrival. */
+const KEPT_ENTRIES = 8;
+
+/**
+ * A chat's turns as this page knows them: one entry per turn that went live (a send, an
+ * action, a queued action promoted, the turn found live at start), the last one current. A
+ * stop, an append's answer and a resume belong to the entry that was current when they were
+ * asked for, so a late acknowledgement never ends a newer turn.
+ *
+ * | state \ event | answered        | refused | started | completed | stopped | failed |
+ * |---------------|-----------------|---------|---------|-----------|---------|--------|
+ * | sent          | stored (seq)    | failed  | started | completed | stopped | failed |
+ * | stored        | – (seq)         | –       | started | completed | stopped | failed |
+ * | started       | – (seq)         | –       | –       | completed | stopped | failed |
+ * | completed     | – (seq)         | –       | –       | –         | –       | –      |
+ * | stopped       | – (seq)         | –       | –       | –         | –       | –      |
+ * | failed        | – (seq)         | –       | –       | –         | –       | –      |
+ *
+ * `answered` records the seq in every state (a reply may stream, even end, before its append is
+ * answered); `refused` (the append failed for good) fails only a turn nothing of which was seen.
+ */
+export class TurnLedger {
+  private readonly entries: TurnEntry[] = [];
+  private readonly settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
+
+  constructor() {
+    this.entries.push(newEntry('found', 0, undefined, undefined, 'stored', undefined));
+  }
+
+  /** The turn that went live last on this page (the `found` one before any did). */
+  get current(): TurnEntry {
+    return this.entries[this.entries.length - 1] as TurnEntry;
+  }
+
+  /** A stop for the current turn is on its way. */
+  get stopping(): boolean {
+    return this.current.stop !== undefined;
+  }
+
+  /**
+   * A turn goes live: a send or an action going out (`sent`, `awaited`: it takes the chat's live
+   * mark, so a resume meanwhile waits for its answer), or a queued action (`stored`, its seq known).
+   */
+  open(kind: TurnEntryKind, options: { partId?: string; seq?: number; awaited?: boolean } = {}): TurnEntry {
+    let settle: ((answer: AppendAnswer) => void) | undefined;
+    const answer =
+      options.awaited === true
+        ? new Promise<AppendAnswer>((resolve) => {
+            settle = resolve;
+          })
+        : undefined;
+    const state: TurnEntryState = kind === 'queued' || kind === 'found' ? 'stored' : 'sent';
+    const entry = newEntry(kind, this.current.generation + 1, options.partId, options.seq, state, answer);
+    if (settle !== undefined) this.settlers.set(entry, settle);
+    this.entries.push(entry);
+    if (this.entries.length > KEPT_ENTRIES + 1) this.entries.shift();
+    return entry;
+  }
+
+  /** The entry is still the one live on this page (no newer turn went live since). */
+  isCurrent(entry: TurnEntry): boolean {
+    return this.current === entry;
+  }
+
+  /** The append of `entry` was answered, or failed: a resume waiting for it goes on. */
+  answer(entry: TurnEntry, answer: AppendAnswer): void {
+    if (answer.ok) this.move(entry, { type: 'answered', seq: answer.seq });
+    this.settlers.get(entry)?.(answer);
+    this.settlers.delete(entry);
+  }
+
+  /** The one transition function: see the table in the class comment. */
+  move(entry: TurnEntry, event: TurnEntryEvent): void {
+    if (event.type === 'answered') {
+      entry.seq = event.seq;
+      if (entry.state === 'sent') entry.state = 'stored';
+      return;
+    }
+    const { state } = entry;
+    if (state === 'completed' || state === 'stopped' || state === 'failed') return;
+    switch (event.type) {
+      case 'refused':
+        if (state === 'sent') entry.state = 'failed';
+        return;
+      case 'started':
+        entry.state = 'started';
+        return;
+      default:
+        entry.state = event.type;
+    }
+  }
+
+  /** The send whose abort marked a turn stopped, while that mark may still prove wrong. */
+  stoppedSend(): TurnEntry | undefined {
+    for (let index = this.entries.length - 1; index >= 0; index--) {
+      const entry = this.entries[index] as TurnEntry;
+      if (entry.stoppedBefore !== undefined) return entry;
+    }
+    return undefined;
+  }
+
+  /** Forgets every send's stopped mark (a newer send, or the mark proved wrong). */
+  clearStoppedSends(): void {
+    for (const entry of this.entries) entry.stoppedBefore = undefined;
+  }
+}
+
+function newEntry(
+  kind: TurnEntryKind,
+  generation: number,
+  partId: string | undefined,
+  seq: number | undefined,
+  state: TurnEntryState,
+  answer: Promise<AppendAnswer> | undefined,
+): TurnEntry {
+  return { kind, generation, partId, seq, state, answer, stop: undefined, stoppedBefore: undefined };
+}

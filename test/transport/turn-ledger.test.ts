@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { type TurnEntryEvent, type TurnEntryState, TurnLedger } from '../../src/transport/turn-ledger.js';
+
+/** The transition table of `TurnLedger`, row by row (the class comment is the spec). */
+const TABLE: Record<TurnEntryState, Record<Exclude<TurnEntryEvent['type'], 'answered'>, TurnEntryState>> = {
+  sent: {
+    refused: 'failed',
+    started: 'started',
+    completed: 'completed',
+    stopped: 'stopped',
+    failed: 'failed',
+  },
+  stored: {
+    refused: 'stored',
+    started: 'started',
+    completed: 'completed',
+    stopped: 'stopped',
+    failed: 'failed',
+  },
+  started: {
+    refused: 'started',
+    started: 'started',
+    completed: 'completed',
+    stopped: 'stopped',
+    failed: 'failed',
+  },
+  completed: {
+    refused: 'completed',
+    started: 'completed',
+    completed: 'completed',
+    stopped: 'completed',
+    failed: 'completed',
+  },
+  stopped: {
+    refused: 'stopped',
+    started: 'stopped',
+    completed: 'stopped',
+    stopped: 'stopped',
+    failed: 'stopped',
+  },
+  failed: { refused: 'failed', started: 'failed', completed: 'failed', stopped: 'failed', failed: 'failed' },
+};
+
+/** An entry of `ledger` in `state`, reached by events from `sent`. */
+function entryIn(ledger: TurnLedger, state: TurnEntryState) {
+  const entry = ledger.open('message', { partId: 'p' });
+  if (state === 'stored') ledger.move(entry, { type: 'answered', seq: 1 });
+  else if (state !== 'sent') ledger.move(entry, { type: state === 'failed' ? 'failed' : state });
+  expect(entry.state).toBe(state);
+  return entry;
+}
+
+describe('TurnLedger', () => {
+  for (const [from, row] of Object.entries(TABLE) as [TurnEntryState, (typeof TABLE)['sent']][]) {
+    for (const [event, to] of Object.entries(row) as [keyof typeof row, TurnEntryState][]) {
+      it(`${from} + ${event} → ${to}`, () => {
+        const ledger = new TurnLedger();
+        const entry = entryIn(ledger, from);
+        ledger.move(entry, { type: event } as TurnEntryEvent);
+        expect(entry.state).toBe(to);
+      });
+    }
+    it(`${from} + answered keeps the seq${from === 'sent' ? ' and is stored' : ''}`, () => {
+      const ledger = new TurnLedger();
+      const entry = entryIn(ledger, from);
+      ledger.move(entry, { type: 'answered', seq: 7 });
+      expect(entry.seq).toBe(7);
+      expect(entry.state).toBe(from === 'sent' ? 'stored' : from);
+    });
+  }
+
+  it('starts with the found entry; each turn that goes live is current until a newer one does', () => {
+    const ledger = new TurnLedger();
+    const found = ledger.current;
+    expect(found).toMatchObject({ kind: 'found', generation: 0, state: 'stored', answer: undefined });
+    const send = ledger.open('message', { partId: 'p1', awaited: true });
+    expect(send).toMatchObject({ generation: 1, state: 'sent', partId: 'p1' });
+    expect(ledger.isCurrent(send)).toBe(true);
+    const queued = ledger.open('queued', { seq: 4 });
+    expect(queued).toMatchObject({ generation: 2, state: 'stored', seq: 4, answer: undefined });
+    expect(ledger.isCurrent(send)).toBe(false);
+  });
+
+  it('an awaited entry’s answer settles once its append is answered or fails', async () => {
+    const ledger = new TurnLedger();
+    const ok = ledger.open('action', { awaited: true });
+    ledger.answer(ok, { ok: true, seq: 3 });
+    await expect(ok.answer).resolves.toEqual({ ok: true, seq: 3 });
+    expect(ok).toMatchObject({ state: 'stored', seq: 3 });
+    const refused = ledger.open('message', { awaited: true });
+    const error = new Error('refused');
+    ledger.answer(refused, { ok: false, error });
+    await expect(refused.answer).resolves.toEqual({ ok: false, error });
+    expect(refused.state).toBe('sent'); // the caller says how it failed (refused, or after a reply began)
+  });
+
+  it('the stop in flight belongs to the turn that was current: a newer turn is not stopping', () => {
+    const ledger = new TurnLedger();
+    const first = ledger.open('message');
+    first.stop = Promise.resolve();
+    expect(ledger.stopping).toBe(true);
+    ledger.open('message');
+    expect(ledger.stopping).toBe(false);
+  });
+
+  it('the latest stopped send is found until the marks are cleared', () => {
+    const ledger = new TurnLedger();
+    const first = ledger.open('message');
+    first.stoppedBefore = { inSeq: 2 };
+    const second = ledger.open('message');
+    expect(ledger.stoppedSend()).toBe(first);
+    second.stoppedBefore = { inSeq: 3 };
+    expect(ledger.stoppedSend()).toBe(second);
+    ledger.clearStoppedSends();
+    expect(ledger.stoppedSend()).toBeUndefined();
+  });
+
+  it('keeps a bounded number of entries', () => {
+    const ledger = new TurnLedger();
+    const first = ledger.open('message');
+    first.stoppedBefore = { inSeq: 0 };
+    for (let index = 0; index < 20; index++) ledger.open('message');
+    expect(ledger.current.generation).toBe(21);
+    expect(ledger.stoppedSend()).toBeUndefined(); // the first entry is long gone
+  });
+});
