@@ -3,7 +3,7 @@ import type { AppendResult } from '../client/append-request.js';
 import { randomPartId } from '../client/environment.js';
 import type { HeadersOption } from '../client/http.js';
 import { SessionClient } from '../client/session-client.js';
-import { type ChatSessionState, MAX_QUEUED_TURNS } from '../client/session-store.js';
+import type { ChatSessionState } from '../client/session-store.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import {
@@ -226,7 +226,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     active?.stop(true); // reported to the AI SDK as its own stop() is (isAbort)
     for (const turn of entry.draining) turn.stop();
     entry.draining.clear();
-    clearQueuedTurns(entry.client); // the user stopped: what was queued behind the live turn is not resumed
+    entry.ledger.clearQueue(); // the user stopped: what was queued behind the live turn is not resumed
     const state = entry.client.getState();
     if (!state.turnLive) return;
     if (!entry.ledger.stopping) this.markStopped(entry, stoppedTurnMark(active, state));
@@ -282,7 +282,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     }
     this.noteInSeq(entry, result.seq);
     if (turn === undefined) {
-      this.queueTurn(entry, result.seq);
+      ledger.queue(result.seq);
       return result;
     }
     if (ledger.isCurrent(turn) && client.getState().turnLive)
@@ -424,9 +424,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     };
     entry.edge = undefined;
     entry.side = { count: 0, inFlight: 0, maxSeq: -1 };
-    clearQueuedTurns(client); // their turns come before this send's, which reads past them
-    this.markStopped(entry, undefined);
     const { ledger } = entry;
+    ledger.clearQueue(); // their turns come before this send's, which reads past them
+    this.markStopped(entry, undefined);
     ledger.clearStoppedSends();
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
@@ -639,49 +639,6 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     });
   }
 
-  /**
-   * An action stored while another turn was live: its output is a turn after that one. Live at
-   * once when that turn is over already (read from the cursor, told by its seq), else when it
-   * ends (`promoteQueued`).
-   */
-  private queueTurn(entry: ChatEntry, seq: number | undefined): void {
-    const { client } = entry;
-    if (client.getState().closed) return;
-    const { turnLive, queuedTurns } = client.getState();
-    if (turnLive) {
-      // In the store, so it persists: a reload shows each queued output once, in turn.
-      if (queuedTurns.length < MAX_QUEUED_TURNS)
-        client.store.setState({ queuedTurns: [...queuedTurns, seq] });
-      return;
-    }
-    this.goLiveQueued(entry, seq, client.getState().lastEventId, undefined);
-  }
-
-  /** The live turn is over: the next queued action's turn is the live one now. */
-  private promoteQueued(entry: ChatEntry, ended: TurnStream): void {
-    const { turnLive, queuedTurns } = entry.client.getState();
-    if (queuedTurns.length === 0 || turnLive) return;
-    const [seq, ...rest] = queuedTurns;
-    entry.client.store.setState({ queuedTurns: rest });
-    this.goLiveQueued(entry, seq, ended.completedSeq, ended.completedInSeq);
-  }
-
-  private goLiveQueued(
-    entry: ChatEntry,
-    seq: number | undefined,
-    startCursor: number | undefined,
-    priorSeq: number | undefined,
-  ): void {
-    entry.ledger.open('queued', { seq });
-    entry.client.store.setState({
-      turnLive: true,
-      turnStored: true,
-      turnStartCursor: startCursor,
-      turnInSeq: seq,
-      turnPriorInSeq: priorSeq === undefined || seq === undefined || priorSeq >= seq ? undefined : priorSeq,
-    });
-  }
-
   /** A steering message or an action: noted in `side` (see there) while and after it goes out. */
   private async appendSideInput(
     entry: ChatEntry,
@@ -717,7 +674,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const turn: TurnStream = new TurnStream({
       ...options,
       coalesceDeltas: this.options.coalesceDeltas,
-      onOver: () => this.promoteQueued(entry, turn),
+      onOver: () => entry.ledger.promote(turn.completedSeq, turn.completedInSeq),
     });
     entry.active = turn;
     return turn;
@@ -841,7 +798,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       edge: undefined,
       inSeq: undefined,
       side: { count: 0, inFlight: 0, maxSeq: -1 },
-      ledger: new TurnLedger(),
+      ledger: new TurnLedger(client.store),
       messageIds: new Map(),
     };
     this.chats.set(chatId, entry);
@@ -881,10 +838,6 @@ function settleEntry(ledger: TurnLedger, entry: TurnEntry, turn: TurnStream, out
       // Released, cancelled or drained: this page let go; the turn goes on without it.
       return;
   }
-}
-
-function clearQueuedTurns(client: SessionClient): void {
-  if (client.getState().queuedTurns.length > 0) client.store.setState({ queuedTurns: [] });
 }
 
 function laterCursor(a: number | undefined, b: number | undefined): number | undefined {

@@ -1,3 +1,5 @@
+import { MAX_QUEUED_TURNS, type SessionStore } from '../client/session-store.js';
+
 /** How an append ended, for a resumed turn waiting for its seq. */
 export type AppendAnswer = { ok: true; seq: number | undefined } | { ok: false; error: unknown };
 
@@ -64,12 +66,16 @@ const KEPT_ENTRIES = 8;
  *
  * `answered` records the seq in every state (a reply may stream, even end, before its append is
  * answered); `refused` (the append failed for good) fails only a turn nothing of which was seen.
+ *
+ * Actions stored while a turn is live wait behind it, by seq, in the chat's store
+ * (`queuedTurns`), which persists them: `promote` makes the next one current once the live turn
+ * is over, here or on a page reloaded meanwhile.
  */
 export class TurnLedger {
   private readonly entries: TurnEntry[] = [];
   private readonly settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
 
-  constructor() {
+  constructor(private readonly store: SessionStore) {
     this.entries.push(newEntry('found', 0, undefined, undefined, 'stored', undefined));
   }
 
@@ -134,6 +140,53 @@ export class TurnLedger {
       default:
         entry.state = event.type;
     }
+  }
+
+  /**
+   * An action stored while another turn was live: its output is a turn after that one. Live at
+   * once when that turn is over already (read from the cursor, told by its seq), else when it
+   * ends (`promote`).
+   */
+  queue(seq: number | undefined): void {
+    const { closed, turnLive, queuedTurns, lastEventId } = this.store.getState();
+    if (closed) return;
+    if (!turnLive) {
+      this.goLiveQueued(seq, lastEventId, undefined);
+      return;
+    }
+    if (queuedTurns.length < MAX_QUEUED_TURNS) this.store.setState({ queuedTurns: [...queuedTurns, seq] });
+  }
+
+  /**
+   * The live turn is over (its turn-complete at `endCursor`, having consumed `.in` up to
+   * `consumedSeq`): the next queued action's turn is the live one now.
+   */
+  promote(endCursor: number | undefined, consumedSeq: number | undefined): void {
+    const { turnLive, queuedTurns } = this.store.getState();
+    if (queuedTurns.length === 0 || turnLive) return;
+    const [seq, ...rest] = queuedTurns;
+    this.store.setState({ queuedTurns: rest });
+    this.goLiveQueued(seq, endCursor, consumedSeq);
+  }
+
+  /** Nothing queued is resumed: the user stopped, or a send reads past those turns. */
+  clearQueue(): void {
+    if (this.store.getState().queuedTurns.length > 0) this.store.setState({ queuedTurns: [] });
+  }
+
+  private goLiveQueued(
+    seq: number | undefined,
+    startCursor: number | undefined,
+    priorSeq: number | undefined,
+  ): void {
+    this.open('queued', { seq });
+    this.store.setState({
+      turnLive: true,
+      turnStored: true,
+      turnStartCursor: startCursor,
+      turnInSeq: seq,
+      turnPriorInSeq: priorSeq === undefined || seq === undefined || priorSeq >= seq ? undefined : priorSeq,
+    });
   }
 
   /** The send whose abort marked a turn stopped, while that mark may still prove wrong. */

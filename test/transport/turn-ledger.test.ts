@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createSessionStore } from '../../src/client/session-store.js';
 import { type TurnEntryEvent, type TurnEntryState, TurnLedger } from '../../src/transport/turn-ledger.js';
 
 /** The transition table of `TurnLedger`, row by row (the class comment is the spec). */
@@ -54,14 +55,14 @@ describe('TurnLedger', () => {
   for (const [from, row] of Object.entries(TABLE) as [TurnEntryState, (typeof TABLE)['sent']][]) {
     for (const [event, to] of Object.entries(row) as [keyof typeof row, TurnEntryState][]) {
       it(`${from} + ${event} → ${to}`, () => {
-        const ledger = new TurnLedger();
+        const ledger = new TurnLedger(createSessionStore('c'));
         const entry = entryIn(ledger, from);
         ledger.move(entry, { type: event } as TurnEntryEvent);
         expect(entry.state).toBe(to);
       });
     }
     it(`${from} + answered keeps the seq${from === 'sent' ? ' and is stored' : ''}`, () => {
-      const ledger = new TurnLedger();
+      const ledger = new TurnLedger(createSessionStore('c'));
       const entry = entryIn(ledger, from);
       ledger.move(entry, { type: 'answered', seq: 7 });
       expect(entry.seq).toBe(7);
@@ -70,7 +71,7 @@ describe('TurnLedger', () => {
   }
 
   it('starts with the found entry; each turn that goes live is current until a newer one does', () => {
-    const ledger = new TurnLedger();
+    const ledger = new TurnLedger(createSessionStore('c'));
     const found = ledger.current;
     expect(found).toMatchObject({ kind: 'found', generation: 0, state: 'stored', answer: undefined });
     const send = ledger.open('message', { partId: 'p1', awaited: true });
@@ -82,7 +83,7 @@ describe('TurnLedger', () => {
   });
 
   it('an awaited entry’s answer settles once its append is answered or fails', async () => {
-    const ledger = new TurnLedger();
+    const ledger = new TurnLedger(createSessionStore('c'));
     const ok = ledger.open('action', { awaited: true });
     ledger.answer(ok, { ok: true, seq: 3 });
     await expect(ok.answer).resolves.toEqual({ ok: true, seq: 3 });
@@ -95,7 +96,7 @@ describe('TurnLedger', () => {
   });
 
   it('the stop in flight belongs to the turn that was current: a newer turn is not stopping', () => {
-    const ledger = new TurnLedger();
+    const ledger = new TurnLedger(createSessionStore('c'));
     const first = ledger.open('message');
     first.stop = Promise.resolve();
     expect(ledger.stopping).toBe(true);
@@ -104,7 +105,7 @@ describe('TurnLedger', () => {
   });
 
   it('the latest stopped send is found until the marks are cleared', () => {
-    const ledger = new TurnLedger();
+    const ledger = new TurnLedger(createSessionStore('c'));
     const first = ledger.open('message');
     first.stoppedBefore = { inSeq: 2 };
     const second = ledger.open('message');
@@ -116,11 +117,67 @@ describe('TurnLedger', () => {
   });
 
   it('keeps a bounded number of entries', () => {
-    const ledger = new TurnLedger();
+    const ledger = new TurnLedger(createSessionStore('c'));
     const first = ledger.open('message');
     first.stoppedBefore = { inSeq: 0 };
     for (let index = 0; index < 20; index++) ledger.open('message');
     expect(ledger.current.generation).toBe(21);
     expect(ledger.stoppedSend()).toBeUndefined(); // the first entry is long gone
+  });
+
+  describe('queued actions', () => {
+    it('behind a live turn they wait in the store (persisted), each current in turn once the one before is over', () => {
+      const store = createSessionStore('c');
+      const ledger = new TurnLedger(store);
+      store.setState({ turnLive: true, turnStartCursor: 3, lastEventId: 5 });
+      ledger.queue(7);
+      ledger.queue(undefined);
+      expect(store.getState().queuedTurns).toEqual([7, undefined]);
+      ledger.promote(20, 6); // the live turn is still live: nothing moves
+      expect(store.getState().queuedTurns).toHaveLength(2);
+      store.setState({ turnLive: false, turnStartCursor: undefined });
+      ledger.promote(20, 6);
+      expect(store.getState()).toMatchObject({
+        turnLive: true,
+        turnStored: true,
+        turnStartCursor: 20,
+        turnInSeq: 7,
+        turnPriorInSeq: 6,
+        queuedTurns: [undefined],
+      });
+      expect(ledger.current).toMatchObject({ kind: 'queued', seq: 7, state: 'stored' });
+      store.setState({ turnLive: false });
+      ledger.promote(30, 7);
+      expect(store.getState()).toMatchObject({ turnLive: true, turnStartCursor: 30, queuedTurns: [] });
+      // Without its seq, the prior seq says nothing: the edge rules attribute it.
+      expect(store.getState().turnPriorInSeq).toBeUndefined();
+    });
+
+    it('with no live turn an action is current at once, from the cursor; a closed chat queues nothing', () => {
+      const store = createSessionStore('c');
+      const ledger = new TurnLedger(store);
+      store.setState({ lastEventId: 12 });
+      ledger.queue(4);
+      expect(store.getState()).toMatchObject({
+        turnLive: true,
+        turnStartCursor: 12,
+        turnInSeq: 4,
+        queuedTurns: [],
+      });
+      const closed = createSessionStore('d');
+      closed.setState({ closed: true, turnLive: true });
+      new TurnLedger(closed).queue(4);
+      expect(closed.getState().queuedTurns).toEqual([]);
+    });
+
+    it('is bounded, and cleared at once', () => {
+      const store = createSessionStore('c');
+      const ledger = new TurnLedger(store);
+      store.setState({ turnLive: true });
+      for (let seq = 0; seq < 40; seq++) ledger.queue(seq);
+      expect(store.getState().queuedTurns).toHaveLength(16);
+      ledger.clearQueue();
+      expect(store.getState().queuedTurns).toEqual([]);
+    });
   });
 });
