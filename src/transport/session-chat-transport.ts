@@ -253,31 +253,20 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // Live from the moment it goes out, like a send: a stop meanwhile must reach the agent.
     const goesLive = (!before.turnLive || entry.ledger.stopping) && (active === undefined || active.finished);
     const { ledger } = entry;
-    const turn = goesLive ? ledger.open('action', { awaited: true }) : undefined;
     // With this page's own edge, every `.in` seq up to `entry.inSeq` was answered before it.
     const ownEdge = lastRead?.endCursor !== undefined && lastRead.endCursor === before.lastEventId;
-    if (turn !== undefined)
-      client.store.setState({
-        turnLive: true,
-        turnStored: false,
-        turnStartCursor: before.lastEventId,
-        turnInSeq: undefined,
-        turnPriorInSeq: ownEdge ? entry.inSeq : undefined,
-      });
+    const turn = goesLive
+      ? ledger.goLive('action', {
+          startCursor: before.lastEventId,
+          priorSeq: ownEdge ? entry.inSeq : undefined,
+        })
+      : undefined;
     let result: AppendResult;
     try {
       result = await this.appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
     } catch (error) {
       entry.inSeq = undefined;
-      if (turn === undefined) throw error;
-      ledger.answer(turn, { ok: false, error });
-      ledger.move(turn, { type: 'failed' });
-      if (ledger.isCurrent(turn) && !client.getState().closed)
-        client.store.setState({
-          turnLive: false,
-          turnStored: false,
-          turnStartCursor: before.turnStartCursor,
-        });
+      if (turn !== undefined) ledger.notStored(turn, error, false, before.turnStartCursor);
       throw error;
     }
     this.noteInSeq(entry, result.seq);
@@ -285,9 +274,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       ledger.queue(result.seq);
       return result;
     }
-    if (ledger.isCurrent(turn) && client.getState().turnLive)
-      client.store.setState({ turnStored: true, turnInSeq: result.seq });
-    ledger.answer(turn, { ok: true, seq: result.seq });
+    ledger.stored(turn, result.seq);
     return result;
   }
 
@@ -486,25 +473,28 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // A turn whose stop is on its way is over for this page: this send is the live one now.
     const wasLive = client.getState().turnLive && !ledger.stopping;
     const inSeqBefore = entry.inSeq;
-    const own = ledger.open(call.trigger === 'submit-message' ? 'message' : 'regenerate', {
-      partId,
-      awaited: !wasLive,
-    });
-    sent = own;
+    const kind = call.trigger === 'submit-message' ? 'message' : 'regenerate';
     const pendingAppend = { partId, body };
     const expected = turn.expectedInSeq;
+    let own: TurnEntry;
     if (!wasLive)
-      client.store.setState({
-        turnLive: true,
-        turnStored: false,
-        // Records up to the edge found before the append (earlier turns, read while locating)
-        // are not this turn's: a resume starts after them.
-        turnStartCursor: laterCursor(turn.edgeCursor, before.lastEventId),
-        turnInSeq: undefined,
-        turnPriorInSeq: expected === undefined ? undefined : expected - 1,
-        pendingAppend,
-      });
-    else client.store.setState({ pendingAppend });
+      own = ledger.goLive(
+        kind,
+        {
+          partId,
+          // Records up to the edge found before the append (earlier turns, read while locating)
+          // are not this turn's: a resume starts after them.
+          startCursor: laterCursor(turn.edgeCursor, before.lastEventId),
+          priorSeq: expected === undefined ? undefined : expected - 1,
+        },
+        { pendingAppend },
+      );
+    else {
+      // The live mark stays the earlier turn's (a resume shows that one first).
+      own = ledger.open(kind, { partId });
+      client.store.setState({ pendingAppend });
+    }
+    sent = own;
     const settlePending = (patch: Partial<ChatSessionState>) =>
       settlePendingAppend(client, pendingAppend, patch);
     // The stream is returned now, not when the append is answered: a slow or retried append
@@ -524,23 +514,12 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         (result: AppendResult) => {
           appended = true;
           this.noteInSeq(entry, result.seq);
-          const live = client.getState().turnLive && ledger.isCurrent(own);
-          settlePending(
-            live && !wasLive
-              ? { turnStored: true, turnInSeq: result.seq }
-              : live && !client.getState().turnStored
-                ? { turnStored: true }
-                : {},
-          );
-          ledger.answer(own, { ok: true, seq: result.seq });
+          ledger.stored(own, result.seq, settlePending);
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
           entry.inSeq = undefined; // it may have been stored before the failure
           settlePending({});
-          ledger.answer(own, { ok: false, error });
-          if (turn.started) ledger.move(own, { type: 'started' });
-          ledger.move(own, { type: 'refused' });
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
           if (ledger.stoppedSend() === own && refusedForGood(error)) {
@@ -548,8 +527,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
             ledger.clearStoppedSends();
           }
           // Not stored (or nothing of it seen): the turn is not live after all.
-          if (!wasLive && !turn.started && ledger.isCurrent(own) && !client.getState().closed)
-            client.store.setState({ turnLive: false, turnStartCursor: before.turnStartCursor });
+          ledger.notStored(own, error, turn.started, before.turnStartCursor);
           turn.appendFailed(error);
           if (entry.active === turn) entry.active = undefined;
         },
@@ -737,9 +715,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           ledger.clearStoppedSends();
         }
         this.noteInSeq(entry, result.seq);
-        ledger.move(target, { type: 'stopped' });
-        if (ledger.isCurrent(target) && !client.getState().closed)
-          client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+        ledger.stopStored(target);
       },
       (error: unknown) => {
         entry.inSeq = undefined;

@@ -1,4 +1,4 @@
-import { MAX_QUEUED_TURNS, type SessionStore } from '../client/session-store.js';
+import { type ChatSessionState, MAX_QUEUED_TURNS, type SessionStore } from '../client/session-store.js';
 
 /** How an append ended, for a resumed turn waiting for its seq. */
 export type AppendAnswer = { ok: true; seq: number | undefined } | { ok: false; error: unknown };
@@ -67,6 +67,12 @@ const KEPT_ENTRIES = 8;
  * `answered` records the seq in every state (a reply may stream, even end, before its append is
  * answered); `refused` (the append failed for good) fails only a turn nothing of which was seen.
  *
+ * The chat's live mark (the store's `turnLive`, `turnStored`, `turnStartCursor`, `turnInSeq`,
+ * `turnPriorInSeq`) is written by these transitions on the transport's side: `goLive` (sent, it
+ * takes the mark), `stored` (answered), `notStored` (refused or failed before anything of it
+ * showed: the mark goes back), `stopStored` (its stop is stored). A turn stream still clears it
+ * when it reads the turn's end.
+ *
  * Actions stored while a turn is live wait behind it, by seq, in the chat's store
  * (`queuedTurns`), which persists them: `promote` makes the next one current once the live turn
  * is over, here or on a page reloaded meanwhile.
@@ -107,6 +113,70 @@ export class TurnLedger {
     this.entries.push(entry);
     if (this.entries.length > KEPT_ENTRIES + 1) this.entries.shift();
     return entry;
+  }
+
+  /**
+   * A send or an action goes out and takes the chat's live mark: its turn starts after
+   * `startCursor`, every input up to `priorSeq` was answered before it (when known). `extra` is
+   * written with it (a send's saved append). A reload or a resume meanwhile knows it is live.
+   */
+  goLive(
+    kind: 'message' | 'regenerate' | 'action',
+    mark: { partId?: string; startCursor: number | undefined; priorSeq: number | undefined },
+    extra: Partial<ChatSessionState> = {},
+  ): TurnEntry {
+    const entry = this.open(kind, { partId: mark.partId, awaited: true });
+    this.store.setState({
+      turnLive: true,
+      turnStored: false,
+      turnStartCursor: mark.startCursor,
+      turnInSeq: undefined,
+      turnPriorInSeq: mark.priorSeq,
+      ...extra,
+    });
+    return entry;
+  }
+
+  /**
+   * The append of `entry` was answered with `seq`: while it is the live turn, the mark says so
+   * (and names the seq, when the entry took the mark). `write` applies the patch (a send's clears
+   * its saved append with it); by default the store, when there is anything to write.
+   */
+  stored(
+    entry: TurnEntry,
+    seq: number | undefined,
+    write?: (patch: Partial<ChatSessionState>) => void,
+  ): void {
+    const state = this.store.getState();
+    let patch: Partial<ChatSessionState> = {};
+    if (state.turnLive && this.isCurrent(entry)) {
+      if (entry.answer !== undefined) patch = { turnStored: true, turnInSeq: seq };
+      else if (!state.turnStored) patch = { turnStored: true };
+    }
+    if (write !== undefined) write(patch);
+    else if (Object.keys(patch).length > 0) this.store.setState(patch);
+    this.answer(entry, { ok: true, seq });
+  }
+
+  /**
+   * The append of `entry` failed (after its retries). A turn that took the mark, nothing of
+   * which showed (`started`), is not live after all while it is current: the mark goes back to
+   * `restoreCursor` (the start cursor before it went out).
+   */
+  notStored(entry: TurnEntry, error: unknown, started: boolean, restoreCursor: number | undefined): void {
+    this.answer(entry, { ok: false, error });
+    if (started) this.move(entry, { type: 'started' });
+    this.move(entry, { type: 'refused' });
+    const took = entry.answer !== undefined;
+    if (took && !started && this.isCurrent(entry) && !this.store.getState().closed)
+      this.store.setState({ turnLive: false, turnStored: false, turnStartCursor: restoreCursor });
+  }
+
+  /** The stop appended for `entry` is stored: while it is current, the chat is not live. */
+  stopStored(entry: TurnEntry): void {
+    this.move(entry, { type: 'stopped' });
+    if (this.isCurrent(entry) && !this.store.getState().closed)
+      this.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
   }
 
   /** The entry is still the one live on this page (no newer turn went live since). */

@@ -180,4 +180,57 @@ describe('TurnLedger', () => {
       expect(store.getState().queuedTurns).toEqual([]);
     });
   });
+
+  describe('the live mark, written by the transitions', () => {
+    it('goLive takes it; stored names the seq while current; a newer turn keeps it', () => {
+      const store = createSessionStore('c');
+      const ledger = new TurnLedger(store);
+      const action = ledger.goLive('action', { startCursor: 4, priorSeq: 1 });
+      expect(store.getState()).toMatchObject({
+        turnLive: true,
+        turnStored: false,
+        turnStartCursor: 4,
+        turnInSeq: undefined,
+        turnPriorInSeq: 1,
+      });
+      const send = ledger.goLive('message', { partId: 'p', startCursor: 9, priorSeq: undefined });
+      ledger.stored(action, 2); // a late answer of the older turn: the mark stays the newer one's
+      expect(store.getState()).toMatchObject({ turnStored: false, turnInSeq: undefined, turnStartCursor: 9 });
+      expect(action).toMatchObject({ state: 'stored', seq: 2 });
+      ledger.stored(send, 3);
+      expect(store.getState()).toMatchObject({ turnStored: true, turnInSeq: 3 });
+    });
+
+    it('a send that went out behind a live turn only marks the live turn stored', () => {
+      const store = createSessionStore('c');
+      const ledger = new TurnLedger(store);
+      store.setState({ turnLive: true, turnStored: false, turnInSeq: undefined });
+      const behind = ledger.open('message', { partId: 'p' });
+      ledger.stored(behind, 5);
+      expect(store.getState()).toMatchObject({ turnStored: true, turnInSeq: undefined });
+    });
+
+    it('notStored gives the mark back unless the reply began; stopStored ends the current turn only', () => {
+      const store = createSessionStore('c');
+      const ledger = new TurnLedger(store);
+      const refused = ledger.goLive('message', { startCursor: 7, priorSeq: undefined });
+      ledger.notStored(refused, new Error('400'), false, 2);
+      expect(store.getState()).toMatchObject({ turnLive: false, turnStartCursor: 2 });
+      expect(refused.state).toBe('failed');
+      const begun = ledger.goLive('message', { startCursor: 7, priorSeq: undefined });
+      ledger.notStored(begun, new Error('network'), true, 2);
+      expect(store.getState()).toMatchObject({ turnLive: true, turnStartCursor: 7 });
+      expect(begun.state).toBe('started');
+      const newer = ledger.goLive('action', { startCursor: 8, priorSeq: undefined });
+      ledger.stopStored(begun); // the stop of the older turn: the newer one stays live
+      expect(begun.state).toBe('stopped');
+      expect(store.getState().turnLive).toBe(true);
+      ledger.stopStored(newer);
+      expect(store.getState()).toMatchObject({
+        turnLive: false,
+        turnStored: false,
+        turnStartCursor: undefined,
+      });
+    });
+  });
 });
