@@ -164,6 +164,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // other inputs' turns by that append's seq, as its send was; else the first turn after its
     // start cursor is taken for it.
     const own = knownStart ? this.ownInput(entry, state, resent) : undefined;
+    // The turn resumed is the one live on this page now (found at start, sent, or promoted).
+    const resumed = knownStart ? entry.ledger.current : undefined;
     const turn = this.replace(entry, {
       client,
       from: knownStart ? state.turnStartCursor : state.lastEventId,
@@ -189,7 +191,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       peekSettled: !(knownStart && (state.turnStored || resend !== undefined)),
       startedAt: client.environment.now(),
       onCancel: () => this.onDisconnect(entry, turn),
-      onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
+      onEnd: (outcome) => {
+        if (resumed !== undefined) settleEntry(entry.ledger, resumed, turn, outcome);
+        this.onTurnEnd(entry, turn, outcome);
+      },
       onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
     });
     turn.start();
@@ -229,7 +234,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.ledger.clearQueue(); // the user stopped: what was queued behind the live turn is not resumed
     const state = entry.client.getState();
     if (!state.turnLive) return;
-    if (!entry.ledger.stopping) this.markStopped(entry, stoppedTurnMark(active, state));
+    if (!entry.ledger.stopping) entry.ledger.markStopped(stoppedTurnMark(active, state));
     await this.appendStop(entry);
   }
 
@@ -413,7 +418,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.side = { count: 0, inFlight: 0, maxSeq: -1 };
     const { ledger } = entry;
     ledger.clearQueue(); // their turns come before this send's, which reads past them
-    this.markStopped(entry, undefined);
+    entry.ledger.markStopped(undefined);
     ledger.clearStoppedSends();
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
@@ -453,7 +458,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         appendAbort.abort();
         if (!attempted) return;
         if (!ledger.stopping) {
-          this.markStopped(entry, turn.started ? 'started' : 'unstarted');
+          entry.ledger.markStopped(turn.started ? 'started' : 'unstarted');
           if (sent !== undefined) sent.stoppedBefore = { inSeq: inSeqBefore };
         }
         this.sendStop(entry);
@@ -523,7 +528,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
           if (ledger.stoppedSend() === own && refusedForGood(error)) {
-            this.markStopped(entry, undefined);
+            entry.ledger.markStopped(undefined);
             ledger.clearStoppedSends();
           }
           // Not stored (or nothing of it seen): the turn is not live after all.
@@ -668,7 +673,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     if (!turn.live) return;
     entry.stops.schedule(() => {
       if (!turn.live || !entry.client.getState().turnLive || entry.ledger.stopping) return;
-      this.markStopped(entry, turn.started ? 'started' : 'unstarted');
+      entry.ledger.markStopped(turn.started ? 'started' : 'unstarted');
       this.sendStop(entry);
     });
   }
@@ -681,20 +686,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private onDisconnect(entry: ChatEntry, turn: TurnStream): void {
     if (entry.active === turn) entry.active = undefined;
     if (this.options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
-      if (!entry.ledger.stopping) this.markStopped(entry, turn.started ? 'started' : 'unstarted');
+      if (!entry.ledger.stopping) entry.ledger.markStopped(turn.started ? 'started' : 'unstarted');
       this.sendStop(entry);
     }
-  }
-
-  /**
-   * This page stopped a turn it never saw end: once the stop is stored the chat is no longer
-   * live, but that turn's turn-complete (or a tool's late output) may still be on its way. The
-   * next send skips it (`started`: the turn was open at the cursor; `unstarted`: its reply had
-   * not begun). Kept in the store, so it persists: a reload between the stop and the next
-   * send skips it too.
-   */
-  private markStopped(entry: ChatEntry, mark: 'started' | 'unstarted' | undefined): void {
-    if (entry.client.getState().stoppedTurn !== mark) entry.client.store.setState({ stoppedTurn: mark });
   }
 
   /**
@@ -711,7 +705,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         // Stored right after the seq known before the stopped send: that send never was.
         const before = ledger.stoppedSend()?.stoppedBefore?.inSeq;
         if (before !== undefined && result.seq === before + 1) {
-          this.markStopped(entry, undefined);
+          entry.ledger.markStopped(undefined);
           ledger.clearStoppedSends();
         }
         this.noteInSeq(entry, result.seq);

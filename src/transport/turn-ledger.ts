@@ -71,7 +71,8 @@ const KEPT_ENTRIES = 8;
  * `turnPriorInSeq`) is written by these transitions on the transport's side: `goLive` (sent, it
  * takes the mark), `stored` (answered), `notStored` (refused or failed before anything of it
  * showed: the mark goes back), `stopStored` (its stop is stored). A turn stream still clears it
- * when it reads the turn's end.
+ * when it reads the turn's end. The stopped mark (`stoppedTurn`: a turn this page stopped but never
+ * saw end) is the ledger's too (`markStopped`).
  *
  * Actions stored while a turn is live wait behind it, by seq, in the chat's store
  * (`queuedTurns`), which persists them: `promote` makes the next one current once the live turn
@@ -257,6 +258,17 @@ export class TurnLedger {
       turnInSeq: seq,
       turnPriorInSeq: priorSeq === undefined || seq === undefined || priorSeq >= seq ? undefined : priorSeq,
     });
+  }
+
+  /**
+   * This page stopped a turn it never saw end: once the stop is stored the chat is no longer
+   * live, but that turn's turn-complete (or a tool's late output) may still be on its way. The
+   * next send skips it (`started`: the turn was open at the cursor; `unstarted`: its reply had
+   * not begun). In the store, so it persists: a reload between the stop and the next send skips
+   * it too. `undefined` clears it.
+   */
+  markStopped(mark: 'started' | 'unstarted' | undefined): void {
+    if (this.store.getState().stoppedTurn !== mark) this.store.setState({ stoppedTurn: mark });
   }
 
   /** The send whose abort marked a turn stopped, while that mark may still prove wrong. */

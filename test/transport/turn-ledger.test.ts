@@ -233,4 +233,17 @@ describe('TurnLedger', () => {
       });
     });
   });
+
+  it('markStopped writes the persisted stopped mark once, and clears it', () => {
+    const store = createSessionStore('c');
+    const ledger = new TurnLedger(store);
+    const writes: unknown[] = [];
+    store.subscribe((next, previous) => {
+      if (next.stoppedTurn !== previous.stoppedTurn) writes.push(next.stoppedTurn);
+    });
+    ledger.markStopped('started');
+    ledger.markStopped('started');
+    ledger.markStopped(undefined);
+    expect(writes).toEqual(['started', undefined]);
+  });
 });
