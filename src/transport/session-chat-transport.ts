@@ -657,7 +657,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const turn: TurnStream = new TurnStream({
       ...options,
       coalesceDeltas: this.options.coalesceDeltas,
-      onOver: () => entry.ledger.promote(turn.completedSeq, turn.completedInSeq),
+      onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq),
     });
     entry.active = turn;
     return turn;

@@ -70,8 +70,9 @@ const KEPT_ENTRIES = 8;
  * The chat's live mark (the store's `turnLive`, `turnStored`, `turnStartCursor`, `turnInSeq`,
  * `turnPriorInSeq`) is written by these transitions on the transport's side: `goLive` (sent, it
  * takes the mark), `stored` (answered), `notStored` (refused or failed before anything of it
- * showed: the mark goes back), `stopStored` (its stop is stored). A turn stream still clears it
- * when it reads the turn's end. The stopped mark (`stoppedTurn`: a turn this page stopped but never
+ * showed: the mark goes back), `stopStored` (its stop is stored), `over` (a turn read to its own
+ * turn-complete, every chunk taken). A turn stream still clears it itself when a resumed turn
+ * proves to be long over (trimmed, settled, another session). The stopped mark (`stoppedTurn`: a turn this page stopped but never
  * saw end) is the ledger's too (`markStopped`).
  *
  * Actions stored while a turn is live wait behind it, by seq, in the chat's store
@@ -226,6 +227,16 @@ export class TurnLedger {
       return;
     }
     if (queuedTurns.length < MAX_QUEUED_TURNS) this.store.setState({ queuedTurns: [...queuedTurns, seq] });
+  }
+
+  /**
+   * A turn read to its own turn-complete (at `endCursor`, having consumed `.in` up to
+   * `consumedSeq`) is over for this page, its consumer has every chunk: the chat is not live,
+   * unless an action queued behind it goes live now (`promote`).
+   */
+  over(endCursor: number | undefined, consumedSeq: number | undefined): void {
+    this.store.setState({ turnLive: false, turnStartCursor: undefined });
+    this.promote(endCursor, consumedSeq);
   }
 
   /**

@@ -85,7 +85,8 @@ export interface TurnStreamOptions {
   coalesceDeltas?: boolean;
   /**
    * Called when this completed turn stops being the chat's live turn (its consumer has every
-   * chunk): an input answered meanwhile may have a turn of its own to go live.
+   * chunk, the chat is open and the stream is read): the chat is not live any more, and an
+   * input answered meanwhile may have a turn of its own to go live (the transport's ledger).
    */
   onOver?: () => void;
 }
@@ -1025,7 +1026,6 @@ export class TurnStream {
         // before that replays the turn instead of losing its end.
         this.outbox.close(() => {
           if (this.detached || client.getState().closed) return;
-          client.store.setState({ turnLive: false, turnStartCursor: undefined });
           this.options.onOver?.();
         });
         return;

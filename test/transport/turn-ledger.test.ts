@@ -246,4 +246,21 @@ describe('TurnLedger', () => {
     ledger.markStopped(undefined);
     expect(writes).toEqual(['started', undefined]);
   });
+
+  it('over: a turn read to its end leaves the chat not live, or the next queued action live', () => {
+    const store = createSessionStore('c');
+    const ledger = new TurnLedger(store);
+    store.setState({ turnLive: true, turnStartCursor: 3 });
+    ledger.over(10, 2);
+    expect(store.getState()).toMatchObject({ turnLive: false, turnStartCursor: undefined });
+    store.setState({ turnLive: true, turnStartCursor: 11 });
+    ledger.queue(5);
+    ledger.over(20, 4);
+    expect(store.getState()).toMatchObject({
+      turnLive: true,
+      turnStartCursor: 20,
+      turnInSeq: 5,
+      queuedTurns: [],
+    });
+  });
 });
