@@ -256,8 +256,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await client.ready();
     const before = client.getState();
     // Live from the moment it goes out, like a send: a stop meanwhile must reach the agent.
-    const goesLive = (!before.turnLive || entry.ledger.stopping) && (active === undefined || active.finished);
     const { ledger } = entry;
+    const goesLive = (!before.turnLive || ledger.stopping) && (active === undefined || active.finished);
     // With this page's own edge, every `.in` seq up to `entry.inSeq` was answered before it.
     const ownEdge = lastRead?.endCursor !== undefined && lastRead.endCursor === before.lastEventId;
     const turn = goesLive
@@ -418,7 +418,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.side = { count: 0, inFlight: 0, maxSeq: -1 };
     const { ledger } = entry;
     ledger.clearQueue(); // their turns come before this send's, which reads past them
-    entry.ledger.markStopped(undefined);
+    ledger.markStopped(undefined);
     ledger.clearStoppedSends();
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
@@ -458,7 +458,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         appendAbort.abort();
         if (!attempted) return;
         if (!ledger.stopping) {
-          entry.ledger.markStopped(turn.started ? 'started' : 'unstarted');
+          ledger.markStopped(turn.started ? 'started' : 'unstarted');
           if (sent !== undefined) sent.stoppedBefore = { inSeq: inSeqBefore };
         }
         this.sendStop(entry);
@@ -528,7 +528,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
           if (ledger.stoppedSend() === own && refusedForGood(error)) {
-            entry.ledger.markStopped(undefined);
+            ledger.markStopped(undefined);
             ledger.clearStoppedSends();
           }
           // Not stored (or nothing of it seen): the turn is not live after all.
@@ -705,7 +705,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         // Stored right after the seq known before the stopped send: that send never was.
         const before = ledger.stoppedSend()?.stoppedBefore?.inSeq;
         if (before !== undefined && result.seq === before + 1) {
-          entry.ledger.markStopped(undefined);
+          ledger.markStopped(undefined);
           ledger.clearStoppedSends();
         }
         this.noteInSeq(entry, result.seq);
