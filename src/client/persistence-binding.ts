@@ -20,6 +20,7 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.turnInSeq !== previous.turnInSeq ||
     next.turnPriorInSeq !== previous.turnPriorInSeq ||
     next.turnMessage !== previous.turnMessage ||
+    next.queuedTurns !== previous.queuedTurns ||
     next.closed !== previous.closed
   );
 }
@@ -99,6 +100,7 @@ export class PersistenceBinding {
         turnInSeq: record.turnInSeq,
         turnPriorInSeq: record.turnPriorInSeq,
         turnMessage: record.turnMessage,
+        queuedTurns: (record.queuedTurns ?? []).map((seq) => (seq === null ? undefined : seq)),
         closed: record.closed,
         closedReason: record.closedReason,
         status: record.closed ? { type: 'closed' } : { type: 'idle' },

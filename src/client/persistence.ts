@@ -1,5 +1,5 @@
 import { MAX_APPEND_BODY_BYTES } from '../protocol/limits.js';
-import type { ChatSessionState } from './session-store.js';
+import { type ChatSessionState, MAX_QUEUED_TURNS } from './session-store.js';
 
 /** What survives a reload for one chat: exactly what resuming needs, nothing more. */
 export interface PersistedChatRecord {
@@ -22,6 +22,11 @@ export interface PersistedChatRecord {
   turnPriorInSeq?: number;
   /** The user message the live turn answers, as JSON (see `ChatSessionState.turnMessage`). */
   turnMessage?: string;
+  /**
+   * See `ChatSessionState.queuedTurns` (`null`: an input stored without a seq); absent when
+   * nothing is queued, and in older records.
+   */
+  queuedTurns?: (number | null)[];
   closed: boolean;
   closedReason: string | null;
   /**
@@ -110,6 +115,10 @@ export function toPersistedRecord(state: ChatSessionState, options: PersistOptio
     turnPriorInSeq: state.turnPriorInSeq,
     // Only the live turn's: a finished turn's message is the app's transcript's business.
     turnMessage: state.turnLive ? state.turnMessage : undefined,
+    queuedTurns:
+      state.queuedTurns.length === 0
+        ? undefined
+        : state.queuedTurns.map((seq) => (seq === undefined ? null : seq)),
     closed: state.closed,
     closedReason: state.closedReason,
   };
@@ -168,6 +177,7 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
       typeof record.turnMessage === 'string' && record.turnMessage.length <= MAX_APPEND_BODY_BYTES
         ? record.turnMessage
         : undefined,
+    queuedTurns: readQueuedTurns(record.queuedTurns),
     closed: record.closed,
     closedReason,
     closedAt: isCursor(record.closedAt) ? record.closedAt : undefined,
@@ -177,6 +187,12 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
 /** A closed record older than the TTL (one without a date is dated when first loaded). */
 export function tombstoneExpired(record: PersistedChatRecord, now: number): boolean {
   return record.closed && record.closedAt !== undefined && now - record.closedAt >= CLOSED_RECORD_TTL_MS;
+}
+
+/** Saved queued turns, or nothing when the stored value is not a list of them (dropped: not resumed). */
+function readQueuedTurns(value: unknown): (number | null)[] | undefined {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_QUEUED_TURNS) return undefined;
+  return value.every((seq) => seq === null || isCursor(seq)) ? (value as (number | null)[]) : undefined;
 }
 
 /** A saved unanswered append, or nothing when the stored value is not one (it is then dropped). */

@@ -64,6 +64,13 @@ export interface ChatSessionState {
    * message back with the reply. Persisted only while the turn is live.
    */
   turnMessage: string | undefined;
+  /**
+   * Inputs (actions) stored while the live turn ran, by `.in` seq (`undefined`: the server gave
+   * none), oldest first: the agent answers each with a turn of its own after the live one, and
+   * each goes live in turn when the one before is over. Persisted, so a reload shows each
+   * queued output once. At most `MAX_QUEUED_TURNS`.
+   */
+  queuedTurns: readonly (number | undefined)[];
   status: ConnectionStatus;
   /** Live run id from the latest token's `read:runs:` scope. */
   runId: string | undefined;
@@ -76,6 +83,12 @@ export interface ChatSessionState {
 }
 
 export type SessionStore = StoreApi<ChatSessionState>;
+
+/**
+ * Queued turns a chat keeps (and persists): more actions than this behind one live turn are a
+ * runaway loop, not a user; the ones beyond it are not resumed.
+ */
+export const MAX_QUEUED_TURNS = 16;
 
 export function initialSessionState(chatId: string): ChatSessionState {
   return {
@@ -92,6 +105,7 @@ export function initialSessionState(chatId: string): ChatSessionState {
     turnInSeq: undefined,
     turnPriorInSeq: undefined,
     turnMessage: undefined,
+    queuedTurns: [],
     status: { type: 'idle' },
     runId: undefined,
     lastError: undefined,

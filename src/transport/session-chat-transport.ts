@@ -18,6 +18,7 @@ import { serializeAppend } from '../protocol/validate.js';
 import { DeferredStop, listenForAbort } from './deferred-stop.js';
 import { HeadStart } from './head-start.js';
 import { mergeMetadata, type SessionChatTransportOptions, withPayloadExtras } from './transport-options.js';
+import { type AppendAnswer, type TurnEntry, TurnLedger } from './turn-ledger.js';
 import { type TurnMode, type TurnOutcome, TurnStream } from './turn-stream.js';
 
 /** Disconnected chats whose client is kept (see `evictIdle`). */
@@ -62,34 +63,14 @@ interface ChatEntry {
    */
   side: { count: number; inFlight: number; maxSeq: number | null };
   /**
-   * The send whose abort set `stopped`, and the `.in` seq known before its append: a refusal
-   * of that append, or a stop stored right after that seq, shows it was never stored, and
-   * the mark is cleared (else the next reply would be taken for its reply).
+   * The turns that went live on this page (sends, actions, queued actions), each with its
+   * append's answer and its stop: a stop or an answer belongs to the turn live when it was
+   * asked for, so its late arrival never ends a newer one.
    */
-  stoppedBy: { turn: TurnStream; inSeqBefore: number | undefined } | undefined;
-  /**
-   * Counts the turns that went live (sends, actions): a stop belongs to the turn live when it
-   * was asked for, so its late acknowledgement never ends a newer one.
-   */
-  generation: number;
-  /** The stop in flight and the generation it stops: a second request for it is the same stop. */
-  stopping: { generation: number; done: Promise<void> } | undefined;
+  ledger: TurnLedger;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
   messageIds: Map<string, string>;
-  /**
-   * The append of the turn that went live with `generation`, until answered: a resume of that
-   * turn meanwhile waits for its seq (see `ownInput`).
-   */
-  answering: { generation: number; answer: Promise<AppendAnswer> } | undefined;
-  /**
-   * Actions stored while another turn was live, by `.in` seq: each answers with a turn of its
-   * own after it, live (resumable) once the one before is over. In memory only.
-   */
-  queuedTurns: (number | undefined)[];
 }
-
-/** How an append ended, for a resumed turn waiting for its seq. */
-type AppendAnswer = { ok: true; seq: number | undefined } | { ok: false; error: unknown };
 
 /** What a resumed turn knows of its own append (see `SessionChatTransport.ownInput`). */
 interface OwnInput {
@@ -183,6 +164,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // other inputs' turns by that append's seq, as its send was; else the first turn after its
     // start cursor is taken for it.
     const own = knownStart ? this.ownInput(entry, state, resent) : undefined;
+    // The turn resumed is the one live on this page now (found at start, sent, or promoted).
+    const resumed = knownStart ? entry.ledger.current : undefined;
     const turn = this.replace(entry, {
       client,
       from: knownStart ? state.turnStartCursor : state.lastEventId,
@@ -208,7 +191,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       peekSettled: !(knownStart && (state.turnStored || resend !== undefined)),
       startedAt: client.environment.now(),
       onCancel: () => this.onDisconnect(entry, turn),
-      onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
+      onEnd: (outcome) => {
+        if (resumed !== undefined) settleEntry(entry.ledger, resumed, turn, outcome);
+        this.onTurnEnd(entry, turn, outcome);
+      },
       onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
     });
     turn.start();
@@ -245,10 +231,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     active?.stop(true); // reported to the AI SDK as its own stop() is (isAbort)
     for (const turn of entry.draining) turn.stop();
     entry.draining.clear();
-    entry.queuedTurns = []; // the user stopped: what was queued behind the live turn is not resumed
+    entry.ledger.clearQueue(); // the user stopped: what was queued behind the live turn is not resumed
     const state = entry.client.getState();
     if (!state.turnLive) return;
-    if (!this.stopInFlight(entry)) this.markStopped(entry, stoppedTurnMark(active, state));
+    if (!entry.ledger.stopping) entry.ledger.markStopped(stoppedTurnMark(active, state));
     await this.appendStop(entry);
   }
 
@@ -270,39 +256,30 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await client.ready();
     const before = client.getState();
     // Live from the moment it goes out, like a send: a stop meanwhile must reach the agent.
-    const goesLive =
-      (!before.turnLive || this.stopInFlight(entry)) && (active === undefined || active.finished);
-    const generation = goesLive ? ++entry.generation : entry.generation;
+    const { ledger } = entry;
+    const goesLive = (!before.turnLive || ledger.stopping) && (active === undefined || active.finished);
     // With this page's own edge, every `.in` seq up to `entry.inSeq` was answered before it.
     const ownEdge = lastRead?.endCursor !== undefined && lastRead.endCursor === before.lastEventId;
-    if (goesLive)
-      client.store.setState({
-        turnLive: true,
-        turnStored: false,
-        turnStartCursor: before.lastEventId,
-        turnInSeq: undefined,
-        turnPriorInSeq: ownEdge ? entry.inSeq : undefined,
-      });
-    const answered = goesLive ? awaitAnswer(entry, generation) : () => {};
+    const turn = goesLive
+      ? ledger.goLive('action', {
+          startCursor: before.lastEventId,
+          priorSeq: ownEdge ? entry.inSeq : undefined,
+        })
+      : undefined;
     let result: AppendResult;
     try {
       result = await this.appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
     } catch (error) {
-      answered({ ok: false, error });
       entry.inSeq = undefined;
-      if (goesLive && entry.generation === generation && !client.getState().closed)
-        client.store.setState({
-          turnLive: false,
-          turnStored: false,
-          turnStartCursor: before.turnStartCursor,
-        });
+      if (turn !== undefined) ledger.notStored(turn, error, false, before.turnStartCursor);
       throw error;
     }
     this.noteInSeq(entry, result.seq);
-    if (goesLive && entry.generation === generation && client.getState().turnLive)
-      client.store.setState({ turnStored: true, turnInSeq: result.seq });
-    else if (!goesLive) this.queueTurn(entry, result.seq);
-    answered({ ok: true, seq: result.seq });
+    if (turn === undefined) {
+      ledger.queue(result.seq);
+      return result;
+    }
+    ledger.stored(turn, result.seq);
     return result;
   }
 
@@ -439,12 +416,15 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     };
     entry.edge = undefined;
     entry.side = { count: 0, inFlight: 0, maxSeq: -1 };
-    entry.queuedTurns = []; // their turns come before this send's, which reads past them
-    this.markStopped(entry, undefined);
-    entry.stoppedBy = undefined;
+    const { ledger } = entry;
+    ledger.clearQueue(); // their turns come before this send's, which reads past them
+    ledger.markStopped(undefined);
+    ledger.clearStoppedSends();
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
     if (earlier !== undefined) entry.draining.add(earlier);
+    /** This send's ledger entry, once its append goes out. */
+    let sent: TurnEntry | undefined;
     const turn = this.replace(
       entry,
       {
@@ -454,7 +434,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         peekSettled: false,
         startedAt,
         onCancel: () => this.onDisconnect(entry, turn),
-        onEnd: (outcome) => this.onTurnEnd(entry, turn, outcome),
+        onEnd: (outcome) => {
+          if (sent !== undefined) settleEntry(ledger, sent, turn, outcome);
+          this.onTurnEnd(entry, turn, outcome);
+        },
         onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
       },
       earlier === undefined,
@@ -474,9 +457,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       entry.stops.schedule(() => {
         appendAbort.abort();
         if (!attempted) return;
-        if (!this.stopInFlight(entry)) {
-          this.markStopped(entry, turn.started ? 'started' : 'unstarted');
-          entry.stoppedBy = { turn, inSeqBefore };
+        if (!ledger.stopping) {
+          ledger.markStopped(turn.started ? 'started' : 'unstarted');
+          if (sent !== undefined) sent.stoppedBefore = { inSeq: inSeqBefore };
         }
         this.sendStop(entry);
       });
@@ -493,24 +476,30 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // Live from the moment the append goes out: a reply can stream (and even end) before
     // the append's response arrives, and a reload meanwhile must resume it.
     // A turn whose stop is on its way is over for this page: this send is the live one now.
-    const wasLive = client.getState().turnLive && !this.stopInFlight(entry);
+    const wasLive = client.getState().turnLive && !ledger.stopping;
     const inSeqBefore = entry.inSeq;
-    const generation = ++entry.generation;
+    const kind = call.trigger === 'submit-message' ? 'message' : 'regenerate';
     const pendingAppend = { partId, body };
     const expected = turn.expectedInSeq;
+    let own: TurnEntry;
     if (!wasLive)
-      client.store.setState({
-        turnLive: true,
-        turnStored: false,
-        // Records up to the edge found before the append (earlier turns, read while locating)
-        // are not this turn's: a resume starts after them.
-        turnStartCursor: laterCursor(turn.edgeCursor, before.lastEventId),
-        turnInSeq: undefined,
-        turnPriorInSeq: expected === undefined ? undefined : expected - 1,
-        pendingAppend,
-      });
-    else client.store.setState({ pendingAppend });
-    const answered = wasLive ? () => {} : awaitAnswer(entry, generation);
+      own = ledger.goLive(
+        kind,
+        {
+          partId,
+          // Records up to the edge found before the append (earlier turns, read while locating)
+          // are not this turn's: a resume starts after them.
+          startCursor: laterCursor(turn.edgeCursor, before.lastEventId),
+          priorSeq: expected === undefined ? undefined : expected - 1,
+        },
+        { pendingAppend },
+      );
+    else {
+      // The live mark stays the earlier turn's (a resume shows that one first).
+      own = ledger.open(kind, { partId });
+      client.store.setState({ pendingAppend });
+    }
+    sent = own;
     const settlePending = (patch: Partial<ChatSessionState>) =>
       settlePendingAppend(client, pendingAppend, patch);
     // The stream is returned now, not when the append is answered: a slow or retried append
@@ -530,30 +519,20 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         (result: AppendResult) => {
           appended = true;
           this.noteInSeq(entry, result.seq);
-          const live = client.getState().turnLive && entry.generation === generation;
-          settlePending(
-            live && !wasLive
-              ? { turnStored: true, turnInSeq: result.seq }
-              : live && !client.getState().turnStored
-                ? { turnStored: true }
-                : {},
-          );
-          answered({ ok: true, seq: result.seq });
+          ledger.stored(own, result.seq, settlePending);
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
           entry.inSeq = undefined; // it may have been stored before the failure
           settlePending({});
-          answered({ ok: false, error });
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
-          if (entry.stoppedBy?.turn === turn && refusedForGood(error)) {
-            this.markStopped(entry, undefined);
-            entry.stoppedBy = undefined;
+          if (ledger.stoppedSend() === own && refusedForGood(error)) {
+            ledger.markStopped(undefined);
+            ledger.clearStoppedSends();
           }
           // Not stored (or nothing of it seen): the turn is not live after all.
-          if (!wasLive && !turn.started && entry.generation === generation && !client.getState().closed)
-            client.store.setState({ turnLive: false, turnStartCursor: before.turnStartCursor });
+          ledger.notStored(own, error, turn.started, before.turnStartCursor);
           turn.appendFailed(error);
           if (entry.active === turn) entry.active = undefined;
         },
@@ -623,10 +602,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const priorSeq = state.turnPriorInSeq;
     if (state.turnInSeq !== undefined) return { seq: state.turnInSeq, priorSeq };
     if (resent !== undefined) return { seq: resent, priorSeq };
-    const answering = entry.answering;
-    if (answering !== undefined && answering.generation === entry.generation)
-      return { seq: answering.answer, priorSeq };
-    return undefined;
+    const { answer } = entry.ledger.current;
+    return answer === undefined ? undefined : { seq: answer, priorSeq };
   }
 
   /**
@@ -642,44 +619,6 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       if (answer.ok) turn.appendDone(answer.seq);
       else if (entry.client.getState().turnLive) turn.appendDone(undefined);
       else turn.stop();
-    });
-  }
-
-  /**
-   * An action stored while another turn was live: its output is a turn after that one. Live at
-   * once when that turn is over already (read from the cursor, told by its seq), else when it
-   * ends (`promoteQueued`).
-   */
-  private queueTurn(entry: ChatEntry, seq: number | undefined): void {
-    const { client } = entry;
-    if (client.getState().closed) return;
-    if (client.getState().turnLive) {
-      entry.queuedTurns.push(seq);
-      return;
-    }
-    this.goLiveQueued(entry, seq, client.getState().lastEventId, undefined);
-  }
-
-  /** The live turn is over: the next queued action's turn is the live one now. */
-  private promoteQueued(entry: ChatEntry, ended: TurnStream): void {
-    if (entry.queuedTurns.length === 0 || entry.client.getState().turnLive) return;
-    const seq = entry.queuedTurns.shift();
-    this.goLiveQueued(entry, seq, ended.completedSeq, ended.completedInSeq);
-  }
-
-  private goLiveQueued(
-    entry: ChatEntry,
-    seq: number | undefined,
-    startCursor: number | undefined,
-    priorSeq: number | undefined,
-  ): void {
-    entry.generation++;
-    entry.client.store.setState({
-      turnLive: true,
-      turnStored: true,
-      turnStartCursor: startCursor,
-      turnInSeq: seq,
-      turnPriorInSeq: priorSeq === undefined || seq === undefined || priorSeq >= seq ? undefined : priorSeq,
     });
   }
 
@@ -718,7 +657,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const turn: TurnStream = new TurnStream({
       ...options,
       coalesceDeltas: this.options.coalesceDeltas,
-      onOver: () => this.promoteQueued(entry, turn),
+      onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq),
     });
     entry.active = turn;
     return turn;
@@ -733,8 +672,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     turn.stop();
     if (!turn.live) return;
     entry.stops.schedule(() => {
-      if (!turn.live || !entry.client.getState().turnLive || this.stopInFlight(entry)) return;
-      this.markStopped(entry, turn.started ? 'started' : 'unstarted');
+      if (!turn.live || !entry.client.getState().turnLive || entry.ledger.stopping) return;
+      entry.ledger.markStopped(turn.started ? 'started' : 'unstarted');
       this.sendStop(entry);
     });
   }
@@ -747,25 +686,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private onDisconnect(entry: ChatEntry, turn: TurnStream): void {
     if (entry.active === turn) entry.active = undefined;
     if (this.options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
-      if (!this.stopInFlight(entry)) this.markStopped(entry, turn.started ? 'started' : 'unstarted');
+      if (!entry.ledger.stopping) entry.ledger.markStopped(turn.started ? 'started' : 'unstarted');
       this.sendStop(entry);
     }
-  }
-
-  /**
-   * This page stopped a turn it never saw end: once the stop is stored the chat is no longer
-   * live, but that turn's turn-complete (or a tool's late output) may still be on its way. The
-   * next send skips it (`started`: the turn was open at the cursor; `unstarted`: its reply had
-   * not begun). Kept in the store, so it persists: a reload between the stop and the next
-   * send skips it too.
-   */
-  private markStopped(entry: ChatEntry, mark: 'started' | 'unstarted' | undefined): void {
-    if (entry.client.getState().stoppedTurn !== mark) entry.client.store.setState({ stoppedTurn: mark });
-  }
-
-  /** A stop for the turn live now is already on its way. */
-  private stopInFlight(entry: ChatEntry): boolean {
-    return entry.stopping !== undefined && entry.stopping.generation === entry.generation;
   }
 
   /**
@@ -774,30 +697,28 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * resume it), unless a newer turn went live meanwhile.
    */
   private appendStop(entry: ChatEntry): Promise<void> {
-    const generation = entry.generation;
-    if (entry.stopping?.generation === generation) return entry.stopping.done;
-    const { client } = entry;
+    const { client, ledger } = entry;
+    const target = ledger.current;
+    if (target.stop !== undefined) return target.stop;
     const done = client.append(stopChunk()).then(
       (result) => {
-        const stoppedSend = entry.stoppedBy;
         // Stored right after the seq known before the stopped send: that send never was.
-        if (stoppedSend?.inSeqBefore !== undefined && result.seq === stoppedSend.inSeqBefore + 1) {
-          this.markStopped(entry, undefined);
-          entry.stoppedBy = undefined;
+        const before = ledger.stoppedSend()?.stoppedBefore?.inSeq;
+        if (before !== undefined && result.seq === before + 1) {
+          ledger.markStopped(undefined);
+          ledger.clearStoppedSends();
         }
         this.noteInSeq(entry, result.seq);
-        if (entry.generation === generation && !client.getState().closed)
-          client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+        ledger.stopStored(target);
       },
       (error: unknown) => {
         entry.inSeq = undefined;
         throw error;
       },
     );
-    const stopping = { generation, done };
-    entry.stopping = stopping;
+    target.stop = done;
     const clear = () => {
-      if (entry.stopping === stopping) entry.stopping = undefined;
+      if (target.stop === done) target.stop = undefined;
     };
     done.then(clear, clear);
     return done;
@@ -847,12 +768,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       edge: undefined,
       inSeq: undefined,
       side: { count: 0, inFlight: 0, maxSeq: -1 },
-      stoppedBy: undefined,
-      generation: 0,
-      stopping: undefined,
+      ledger: new TurnLedger(client.store),
       messageIds: new Map(),
-      answering: undefined,
-      queuedTurns: [],
     };
     this.chats.set(chatId, entry);
     return entry;
@@ -872,14 +789,25 @@ function stoppedTurnMark(active: TurnStream | undefined, state: ChatSessionState
   return readPastStart ? 'started' : 'unstarted';
 }
 
-/**
- * The append of the turn that went live with `generation` is out: a resume meanwhile waits for
- * its answer (see `ownInput`). Returns what settles it.
- */
-function awaitAnswer(entry: ChatEntry, generation: number): (answer: AppendAnswer) => void {
-  let settle: (answer: AppendAnswer) => void = () => {};
-  entry.answering = { generation, answer: new Promise((resolve) => (settle = resolve)) };
-  return settle;
+/** A turn stream ended: its ledger entry moves with how (see `TurnLedger`). */
+function settleEntry(ledger: TurnLedger, entry: TurnEntry, turn: TurnStream, outcome: TurnOutcome): void {
+  if (turn.started) ledger.move(entry, { type: 'started' });
+  switch (outcome) {
+    case 'completed':
+    case 'rejected':
+      ledger.move(entry, { type: 'completed' });
+      return;
+    case 'stopped':
+      ledger.move(entry, { type: 'stopped' });
+      return;
+    case 'failed':
+    case 'run-gone':
+      ledger.move(entry, { type: 'failed' });
+      return;
+    default:
+      // Released, cancelled or drained: this page let go; the turn goes on without it.
+      return;
+  }
 }
 
 function laterCursor(a: number | undefined, b: number | undefined): number | undefined {

@@ -85,7 +85,8 @@ export interface TurnStreamOptions {
   coalesceDeltas?: boolean;
   /**
    * Called when this completed turn stops being the chat's live turn (its consumer has every
-   * chunk): an input answered meanwhile may have a turn of its own to go live.
+   * chunk, the chat is open and the stream is read): the chat is not live any more, and an
+   * input answered meanwhile may have a turn of its own to go live (the transport's ledger).
    */
   onOver?: () => void;
 }
@@ -513,6 +514,10 @@ export class TurnStream {
         this.locate(record);
         return undefined;
       case 'appending':
+        if (record.kind === 'command' && phase.queued.length === 0) {
+          this.passCommand(record);
+          return undefined;
+        }
         if (phase.queued.length > 0 || (this.holdUntilStored && record.seqNum > this.edge)) {
           phase.queued.push(record);
           return undefined;
@@ -660,6 +665,10 @@ export class TurnStream {
       else this.emitFresh(record.chunk);
       return undefined;
     }
+    if (record.kind === 'command') {
+      this.passCommand(record);
+      return undefined;
+    }
     if (record.kind !== 'control') return undefined;
     if (record.control === CONTROL.turnComplete) {
       const phase = this.phase;
@@ -712,6 +721,10 @@ export class TurnStream {
         this.skippedAsEarlier = [];
       }
       this.emitFresh(chunk);
+      return undefined;
+    }
+    if (record.kind === 'command') {
+      this.passCommand(record);
       return undefined;
     }
     if (record.kind !== 'control') return undefined;
@@ -776,6 +789,10 @@ export class TurnStream {
       this.othersHeld.push(record.chunk);
       return undefined;
     }
+    if (record.kind === 'command') {
+      this.passCommand(record);
+      return undefined;
+    }
     if (record.kind !== 'control') return undefined;
     if (record.control === CONTROL.upgradeRequired) {
       this.othersHeld = [];
@@ -795,6 +812,22 @@ export class TurnStream {
     if (inEventId === undefined || inEventId >= (this.othersUntil as number)) this.othersUntil = undefined;
     this.liveTurnStartsAfter(record.seqNum, inEventId);
     return undefined;
+  }
+
+  /**
+   * A command record (the trim written after a turn-complete) belongs to no turn: right after
+   * the edge it moves the edge, and right after the live turn's start cursor it moves that
+   * cursor. Otherwise `lastEventId` runs ahead of the start cursor although nothing of the
+   * live turn was written, and a page reading the shared record (another tab, a reload) takes
+   * that turn for begun: its `start` would then be taken for a new reply's (the abandoned-turn
+   * rule). One store read per command record, none per data chunk.
+   */
+  private passCommand(record: ClassifiedRecord): void {
+    const seq = record.seqNum;
+    if (seq === this.edge + 1) this.edge = seq;
+    const { store } = this.options.client;
+    const state = store.getState();
+    if (state.turnLive && state.turnStartCursor === seq - 1) store.setState({ turnStartCursor: seq });
   }
 
   /**
@@ -993,7 +1026,6 @@ export class TurnStream {
         // before that replays the turn instead of losing its end.
         this.outbox.close(() => {
           if (this.detached || client.getState().closed) return;
-          client.store.setState({ turnLive: false, turnStartCursor: undefined });
           this.options.onOver?.();
         });
         return;

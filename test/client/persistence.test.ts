@@ -52,6 +52,15 @@ describe('parsePersistedRecord', () => {
     expect(parsed).toMatchObject({ turnLive: true, turnInSeq: undefined, turnPriorInSeq: undefined });
   });
 
+  it('keeps queued turns (a seq, or null for one stored without) and drops an unusable list without discarding the record', () => {
+    const queued = { ...record, queuedTurns: [4, null, 0] };
+    expect(parsePersistedRecord(JSON.stringify(queued), 'c1')).toMatchObject({ queuedTurns: [4, null, 0] });
+    for (const bad of [[4, -1], [4, 'x'], {}, Array.from({ length: 17 }, (_, index) => index)]) {
+      const parsed = parsePersistedRecord({ ...record, queuedTurns: bad }, 'c1');
+      expect(parsed).toMatchObject({ turnLive: true, queuedTurns: undefined });
+    }
+  });
+
   it('treats missing optional fields as undefined', () => {
     const parsed = parsePersistedRecord({ version: 1, chatId: 'c1', turnLive: false, closed: false }, 'c1');
     expect(parsed).toMatchObject({ sessionId: undefined, lastEventId: undefined, closedReason: null });

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
+import {
+  memoryPersistence,
+  type PersistedChatRecord,
+  type SessionPersistence,
+} from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
 import type { SessionChatTransportOptions } from '../../src/transport/transport-options.js';
@@ -11,6 +15,7 @@ import {
   uniqueChatId,
   waitFor,
 } from './support/dev-server-fixture.js';
+import { pauseTurn, startMomentsServer } from './support/moments.js';
 
 /**
  * Issue 18 items 17 and 18, and the matrix sequences they share a cause with: a turn this
@@ -165,5 +170,113 @@ describe('item 18: a chat saved as live whose run never writes again', () => {
       'assistant: Echo: are you there?',
     ]);
     reloaded.close();
+  });
+});
+
+describe('queued actions persist: a reload shows each queued output once', () => {
+  it('two actions stored behind a live turn, then a reload before any was shown: both outputs, each once, in turn', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('queued-reload');
+    const transport = transportFor({ persistence: memoryPersistence(records) });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'hello' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    // Stored while the first action's turn is live: queued behind it.
+    await transport.sendAction(chatId, { type: 'shout' });
+    const client = transport.getClient(chatId);
+    expect(client.getState().queuedTurns).toHaveLength(1);
+    await client.flushPersistence();
+    const saved = structuredClone(chat.messages);
+    transport.close();
+
+    const reloaded = transportFor({ persistence: memoryPersistence(records) });
+    const resumed = new TestChat({ id: chatId, transport: reloaded, messages: saved });
+    await resumed.resumeStream();
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual([
+      'user: hello',
+      'assistant: Echo: hello',
+      'assistant: SHOUT',
+      'assistant: SHOUT',
+    ]);
+    await waitFor(() => !reloaded.getState(chatId).turnLive, 5_000, 'the actions to be over');
+    expect(reloaded.getState(chatId).queuedTurns).toEqual([]);
+    // Nothing more to resume: a third resume finds no live turn.
+    await resumed.resumeStream();
+    expect(transcript(resumed.messages)).toHaveLength(4);
+    reloaded.close();
+  });
+
+  it('a reload after the first queued output was shown resumes the second, once', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('queued-reload-second');
+    const transport = transportFor({ persistence: memoryPersistence(records) });
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'hello' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await transport.sendAction(chatId, { type: 'shout' });
+    await chat.resumeStream(); // the first action's output, on this page
+    await transport.getClient(chatId).flushPersistence();
+    const saved = structuredClone(chat.messages);
+    transport.close();
+
+    const reloaded = transportFor({ persistence: memoryPersistence(records) });
+    const resumed = new TestChat({ id: chatId, transport: reloaded, messages: saved });
+    await resumed.resumeStream();
+    await resumed.resumeStream();
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual([
+      'user: hello',
+      'assistant: Echo: hello',
+      'assistant: SHOUT',
+      'assistant: SHOUT',
+      'assistant: SHOUT',
+    ]);
+    await waitFor(() => !reloaded.getState(chatId).turnLive, 5_000, 'the actions to be over');
+    reloaded.close();
+  });
+});
+
+describe('a silent live turn is not taken for begun (the matrix cell second tab @ append stored, no chunk yet)', () => {
+  it('the trim after the last turn-complete moves the live turn’s start cursor; a second tab then shows only its own reply', async () => {
+    const own = await startMomentsServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('silent-turn-second-tab');
+    const page = (persistence: SessionPersistence) =>
+      transportFor({ baseURL: own.url, startSession: startSessionVia(own), persistence });
+    const first = page(memoryPersistence(records));
+    const chat = new TestChat({ id: chatId, transport: first });
+    await chat.sendMessage({ text: 'hello' });
+    const pause = pauseTurn(chatId, 'a reply slow to begin', 0);
+    const sending = chat.sendMessage({ text: 'a reply slow to begin' });
+    const client = first.getClient(chatId);
+    const lastOnOut = () => (own.inspect(chatId)?.out.nextSeq ?? 0) - 1;
+    await waitFor(
+      () => pause.reached && client.getState().turnStored && client.getState().lastEventId === lastOnOut(),
+      5_000,
+      'the stored, silent turn, read to the trim',
+    );
+    // Nothing of the live turn was written: its start cursor is the cursor (the trim is no turn's).
+    expect(client.getState().turnStartCursor).toBe(client.getState().lastEventId);
+    await client.flushPersistence();
+
+    const tab = page(memoryPersistence(records));
+    const other = new TestChat({ id: chatId, transport: tab, messages: structuredClone(chat.messages) });
+    const otherSending = other.sendMessage({ text: 'from the other tab' });
+    await waitFor(() => (own.inspect(chatId)?.in.nextSeq ?? 0) === 3, 5_000, 'the other tab’s append');
+    pause.release();
+    await Promise.all([sending, otherSending]);
+    expect(other.error).toBeUndefined();
+    expect(transcript(other.messages).slice(-2)).toEqual([
+      'user: from the other tab',
+      'assistant: Echo: from the other tab',
+    ]);
+    expect(lastAssistant(chat)).toBe('assistant: Echo: a reply slow to begin');
+    first.close();
+    tab.close();
+    await own.close();
   });
 });

@@ -569,8 +569,10 @@ type CellName = `${ActionName} @ ${MomentName} (turn ${1 | 2})`;
  * entry when its cell turns red: the defect is fixed.
  */
 const KNOWN_DEFECTS: Partial<Record<CellName, string>> = {
-  'second tab @ append stored, no chunk yet (turn 2)':
-    "the other tab's reply starts with this tab's turn-2 reply: the dev server's turn-2 turn-complete carries the other tab's append seq as consumed (session-in-event-id), so by the wire notes' rule that turn is the other tab's; telling it apart needs the live turn's input seq, which this tab has not heard back yet (its append answer is in flight), and trusting the record's live mark over seq would lose replies after a run that never writes again (item 18)",
+  // 'second tab @ append stored, no chunk yet (turn 2)' was one: the trim written after turn 1
+  // moved the shared record's cursor past the live turn's start cursor, so the second tab took
+  // the silent turn 2 for begun and its `start` for its own reply's. A command record now moves
+  // the start cursor with it (`TurnStream.passCommand`).
 };
 
 const CELLS: Cell[] = (Object.keys(ACTIONS) as ActionName[]).flatMap((action) =>
