@@ -148,9 +148,10 @@ const moments = [
  */
 const REPEATS = 12;
 const cells = moments.flatMap((entry) =>
-  Number(entry.turn) === 1.5
-    ? Array.from({ length: REPEATS }, (_, index) => ({ ...entry, run: ` (run ${index + 1})` }))
-    : [{ ...entry, run: '' }],
+  Array.from({ length: Number(entry.turn) === 1.5 ? REPEATS : 1 }, (_, index) => ({
+    ...entry,
+    run: index + 1,
+  })),
 );
 
 const paths: [string, Open][] = [
@@ -168,7 +169,7 @@ describe.each(coordinations)(
   (_mode, coordination) => {
     describe.each(paths)('%s', (_path, open) => {
       it.each(cells)(
-        'reloaded $moment$run: the tool runs once, both tabs end alike, no error, one saver',
+        'reloaded $moment (run $run): the tool runs once, both tabs end alike, no error, one saver',
         async ({ turn, beforeChunk }) => {
           const chatId = nextChatId('approval-reload');
           const tabs = coordination();
