@@ -140,7 +140,9 @@ export class ExamplePage {
       const raw = window.localStorage.getItem(`example-transcript:${id}`);
       const saved = raw === null ? [] : (JSON.parse(raw) as unknown);
       type Saved = { role: string; parts: { type: string; text?: string }[] };
-      const messages = (Array.isArray(saved) ? saved : ((saved as { messages?: Saved[] }).messages ?? [])) as Saved[];
+      const messages = (
+        Array.isArray(saved) ? saved : ((saved as { messages?: Saved[] }).messages ?? [])
+      ) as Saved[];
       return messages.map(
         (message) =>
           `${message.role}: ${message.parts
