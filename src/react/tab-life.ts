@@ -242,29 +242,26 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.watch = watch;
     // Whether another tab owns the turn is known at once with Web Locks, after the claim window
     // with the lease; until then `ownerKnown` is pending (a resume decides then whether it follows).
-    // `reread`: the lock came later, when the owner let go; its record says whether the turn ended.
-    const owned = (granted: boolean, reread: boolean) => {
+    // The record says whether the turn is still live: the owner writes it before it lets go.
+    const owned = async (granted: boolean) => {
       if (this.watch === watch) this.watch = undefined;
       if (!granted || this.disposed) return;
       this.following = false;
-      if (!reread) {
-        this.takeOver(undefined);
-        return;
-      }
       this.publish();
-      void this.readRecord().then((record) => this.takeOver(record));
+      this.takeOver(await this.readRecord());
     };
-    // Settles once `following` says whether the turn is another tab's (a free lock is taken first).
+    // Settles once `following` says whether the turn is another tab's (a free lock is taken
+    // first), and a turn this tab then drives is taken over.
     const known = coordinator.acquire().then(
-      (granted) => {
-        if (granted) owned(true, false);
+      async (granted) => {
+        if (granted) await owned(true);
         return granted;
       },
       () => false,
     );
     this.ownerKnown = known.then(() => undefined);
     void known.then((granted) => {
-      if (!granted) void coordinator.waitForOwnership(watch.signal).then((granted) => owned(granted, true));
+      if (!granted) void coordinator.waitForOwnership(watch.signal).then(owned);
     });
   }
 
@@ -306,8 +303,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     const { client, hasChat } = this.options;
     const live = client.getState().turnLive && hasChat();
     const ended = record !== undefined && (!record.turnLive || record.closed);
+    // No other tab drives the turn: this tab's view is the newest there is.
+    if (!ended) this.releaseRecord();
     if (live && !ended) {
-      this.releaseRecord();
       this.heldForTurn = true;
       if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
     } else if (live && this.openStreams + this.pendingResumes > 0) this.heldForTurn = true;
