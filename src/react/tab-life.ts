@@ -267,26 +267,25 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
 
   /** Adopts the record as it is now (another tab wrote it last). */
   private async rereadRecord(): Promise<void> {
-    const { client, persistence } = this.options;
-    try {
-      const raw = await persistence.adapter?.load(client.chatId);
-      if (raw !== undefined && raw !== null) this.adopt(raw);
-    } catch (error) {
-      this.options.warn(`could not read the record another tab wrote: ${String(error)}`);
-    }
+    const record = await this.readRecord();
+    if (record !== undefined) adoptPersistedRecord(this.options.client, record);
   }
 
   /** The record as another tab wrote it last (undefined when there is none or it is unusable). */
   private async readRecord(): Promise<PersistedChatRecord | undefined> {
     const { client, persistence } = this.options;
+    let raw: unknown;
     try {
-      const raw = await persistence.adapter?.load(client.chatId);
-      const record = raw === undefined || raw === null ? undefined : parsePersistedRecord(raw, client.chatId);
-      return typeof record === 'object' ? record : undefined;
+      raw = await persistence.adapter?.load(client.chatId);
     } catch (error) {
       this.options.warn(`could not read the record another tab wrote: ${String(error)}`);
       return undefined;
     }
+    if (raw === undefined || raw === null) return undefined;
+    const record = parsePersistedRecord(raw, client.chatId);
+    if (typeof record === 'object') return record;
+    this.options.warn(`ignoring a record another tab wrote for chat ${client.chatId} (${record})`);
+    return undefined;
   }
 
   /**
