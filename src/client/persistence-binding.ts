@@ -40,6 +40,8 @@ export class PersistenceBinding {
   private disposed = false;
   /** When this chat's close was first known (loaded from its tombstone, or seen here). */
   private closedAt: number | undefined;
+  /** Holds in force (see `hold`): while any is, nothing is written. */
+  private holds = 0;
 
   constructor(
     private readonly chatId: string,
@@ -129,6 +131,23 @@ export class PersistenceBinding {
     while (this.scheduled || this.saving) await new Promise((resolve) => setTimeout(resolve, 0));
   }
 
+  /**
+   * Writes nothing until the returned function is called. For a tab that follows another
+   * tab's turn: its view of the turn trails the owner's, so each write would put the shared
+   * record back behind what the owner wrote (a turn that ended would read as live again, and
+   * a tab loading it would replay that turn as its own). Changes made meanwhile are not
+   * written on release; the next change writes the whole state.
+   */
+  hold(): () => void {
+    this.holds += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds -= 1;
+    };
+  }
+
   dispose(): void {
     this.disposed = true;
     this.unsubscribe?.();
@@ -136,6 +155,7 @@ export class PersistenceBinding {
   }
 
   private schedule(): void {
+    if (this.holds > 0) return;
     if (this.saving) {
       this.dirty = true;
       return;
@@ -153,6 +173,7 @@ export class PersistenceBinding {
     try {
       do {
         this.dirty = false;
+        if (this.holds > 0) break;
         const state = this.store.getState();
         if (state.closed) this.closedAt ??= this.now();
         const keepToken = this.adapter.scope !== undefined;

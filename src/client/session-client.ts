@@ -424,6 +424,15 @@ export class SessionClient {
     await this.persistence?.flush();
   }
 
+  /**
+   * Writes no persisted record until the returned function is called (see
+   * `PersistenceBinding.hold`): a tab following another tab's turn leaves the record to that
+   * tab. Without persistence it does nothing.
+   */
+  holdPersistence(): () => void {
+    return this.persistence?.hold() ?? (() => {});
+  }
+
   /** Releases every reader and stops persisting. The store keeps its last state. */
   close(): void {
     for (const reader of this.readers) reader.abort();

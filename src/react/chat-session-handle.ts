@@ -444,6 +444,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       },
       warn: (message) => this.warn(message),
       streamOpened: () => this.life?.streamOpened() ?? (() => {}),
+      resumeStarted: () => this.life?.resumeStarted() ?? (() => {}),
       noteTurnMessage: (message) => {
         const client = this.clientInstance;
         const turnMessage = message === undefined ? undefined : JSON.stringify(message);

@@ -3,7 +3,7 @@ import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
 import { chunksRebuilding, prefixedStream } from './rebuild-message.js';
-import { type PacingClock, parkedStream, relay, watchAbort } from './relay-stream.js';
+import { type AbortWatch, type PacingClock, parkedStream, relay, watchAbort } from './relay-stream.js';
 import type { ActivityTracker } from './request-activity.js';
 
 type SendOptions<M extends UIMessage> = Parameters<ChatTransport<M>['sendMessages']>[0];
@@ -21,6 +21,8 @@ export interface TurnGate {
   leave(): void;
   /** A stream reached the chat; `onEnd` must be called once when it is over. */
   streamOpened(): () => void;
+  /** A resume was asked for; the returned function must be called once its request is over. */
+  resumeStarted(): () => void;
   /**
    * The message the turn this send starts answers: the user's, or the assistant message it
    * continues (a tool output, an approval); undefined for none (a regenerate).
@@ -64,6 +66,8 @@ export interface TurnGate {
  */
 export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implements ChatTransport<UI_MESSAGE> {
   readonly resumeStreamIsReplay = true;
+  /** The abort watch of the latest resume: a newer resume marks it superseded. */
+  private resumeWatch: AbortWatch | undefined;
 
   constructor(
     private readonly inner: SessionChatTransport<UI_MESSAGE>,
@@ -122,6 +126,22 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
   ): Promise<ReadableStream<UIMessageChunk> | null> {
     this.checkChatId(options.chatId);
     const watch = watchAbort(options.abortSignal, this.gate);
+    // useChat aborts the resume in flight right before it starts this one: not the user's stop.
+    const previous = this.resumeWatch;
+    if (previous?.seen !== undefined) previous.superseded = true;
+    this.resumeWatch = watch;
+    const requested = this.gate.resumeStarted();
+    try {
+      return await this.resume(options, watch);
+    } finally {
+      requested();
+    }
+  }
+
+  private async resume(
+    options: ReconnectOptions<UI_MESSAGE>,
+    watch: AbortWatch,
+  ): Promise<ReadableStream<UIMessageChunk> | null> {
     // Exactly when the record says a turn is live: a finished turn costs no request at all.
     if (!(await this.gate.turnLive())) return null;
     const update = this.gate.activity.begin('resuming');

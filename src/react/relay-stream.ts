@@ -12,11 +12,16 @@ const nextMacrotask = (run: () => void) => setTimeout(run, 0);
 export interface AbortWatch {
   /** Undefined until the signal aborts. */
   readonly seen: { attached: boolean; detaches: number } | undefined;
+  /**
+   * A newer resume replaced this one: `useChat` aborts a resume in flight when it starts
+   * another (a tab's mount resume, then the turn it is shown), which is no stop.
+   */
+  superseded: boolean;
 }
 
 /** Notes, at the moment `signal` aborts, whether a component still held the chat. */
 export function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): AbortWatch {
-  const watch: { seen: AbortWatch['seen'] } = { seen: undefined };
+  const watch: { seen: AbortWatch['seen']; superseded: boolean } = { seen: undefined, superseded: false };
   const note = () => {
     watch.seen = { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
   };
@@ -34,8 +39,8 @@ const DUE = Symbol('due');
  * Forwards a stream to `useChat` and decides what an abort means. An abort while a
  * component still holds the chat, not followed by a cleanup in the same tick, is the
  * user's stop: the stream ends now and the agent is stopped. An abort from a cleanup
- * (unmount, chat switch, StrictMode; `@ai-sdk/react` 4 stops its chat on cleanup) only
- * disconnects. Once the session is released, the stream neither ends nor errors: the chat
+ * (unmount, chat switch, StrictMode; `@ai-sdk/react` 4 stops its chat on cleanup), or from
+ * a newer resume that replaced this one (`AbortWatch.superseded`), only disconnects. Once the session is released, the stream neither ends nor errors: the chat
  * that was left hears nothing (no `onError`, no `onFinish`), and the reply resumes when
  * the chat is shown again.
  *
@@ -98,7 +103,7 @@ export function relay(
       controllerRef.close();
     }
     nextMacrotask(() => {
-      if (gate.detaches() !== seen.detaches || gate.released()) {
+      if (gate.detaches() !== seen.detaches || gate.released() || watch.superseded) {
         void letGo();
         return;
       }

@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import { noteTabState } from '../client/inspection.js';
-import { parsePersistedRecord } from '../client/persistence.js';
+import { type PersistedChatRecord, parsePersistedRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
 import { adoptPersistedRecord } from './adopt-persisted-record.js';
 import type { ResolvedPersistence } from './browser-persistence.js';
@@ -33,8 +33,12 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
  */
 export class TabLife<UI_MESSAGE extends UIMessage> {
   private openStreams = 0;
+  /** Resumes asked for whose stream has not reached the chat yet (`resumeStarted`). */
+  private pendingResumes = 0;
   private following = false;
   private heldForTurn = false;
+  /** `settle` waits for the record to be written before it lets go of the lock. */
+  private releasing = false;
   private watch: AbortController | undefined;
   private disposed = false;
   private readonly cleanups: (() => void)[] = [];
@@ -45,6 +49,13 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   private ownerKnown: Promise<void> = Promise.resolve();
   /** The record's first load, then `ownerKnown`: what `whenOwnerKnown` waits for. */
   private readonly loaded: Promise<void>;
+  /**
+   * Held from the first turn this tab follows until it owns one: the shared record is the
+   * owner's to write. A follower's view trails the owner's, so its writes would put the record
+   * back (an ended turn live again, an older cursor), and a tab loading that record (a reload)
+   * would replay the ended turn as its own: save it, even append to it.
+   */
+  private recordHold: (() => void) | undefined;
 
   constructor(private readonly options: TabLifeOptions<UI_MESSAGE>) {
     const { client, coordinator } = options;
@@ -102,27 +113,47 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   async acquire(): Promise<boolean> {
     const { coordinator } = this.options;
     if (coordinator === undefined) return true;
-    if (await coordinator.acquire()) return true;
+    if (await coordinator.acquire()) return this.ownsTurn();
     const grace = new AbortController();
     this.grace = grace;
     const timer = setTimeout(() => grace.abort(), ACQUIRE_GRACE_MS);
     try {
-      return await coordinator.waitForOwnership(grace.signal);
+      return (await coordinator.waitForOwnership(grace.signal)) && this.ownsTurn();
     } finally {
       clearTimeout(timer);
       if (this.grace === grace) this.grace = undefined;
     }
   }
 
-  /** Releases ownership once nothing of the turn is left on this page. */
+  /**
+   * Releases ownership once nothing of the turn is left on this page, after the record says
+   * so: a tab that takes the lock next reads the record to tell an ended turn from an owner
+   * that went away mid-turn.
+   */
   settle(): void {
+    if (!this.mayRelease() || this.releasing) return;
+    this.releasing = true;
+    const release = () => {
+      this.releasing = false;
+      if (!this.mayRelease()) return;
+      this.heldForTurn = false;
+      this.options.coordinator?.release();
+      this.publish();
+    };
+    this.options.client.flushPersistence().then(release, release);
+  }
+
+  private mayRelease(): boolean {
     const { coordinator, client } = this.options;
     if (coordinator === undefined || !coordinator.isOwner || this.options.busy() || this.openStreams > 0)
-      return;
-    if (this.heldForTurn && client.getState().turnLive) return;
-    this.heldForTurn = false;
-    coordinator.release();
-    this.publish();
+      return false;
+    return !(this.heldForTurn && client.getState().turnLive);
+  }
+
+  /** This tab drives a turn now: the record is its to write again. */
+  private ownsTurn(): true {
+    this.releaseRecord();
+    return true;
   }
 
   /** Keeps ownership until the live turn has ended (an action's output, a takeover), not just until the send returns. */
@@ -137,6 +168,18 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       if (closed) return;
       closed = true;
       this.openStreams -= 1;
+      this.settle();
+    };
+  }
+
+  /** A resume was asked for; the returned function is called once its request is over. */
+  resumeStarted(): () => void {
+    this.pendingResumes += 1;
+    let over = false;
+    return () => {
+      if (over) return;
+      over = true;
+      this.pendingResumes -= 1;
       this.settle();
     };
   }
@@ -166,14 +209,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   }
 
   private async onAnnouncement(message: UI_MESSAGE | undefined): Promise<void> {
-    const { client, persistence, coordinator } = this.options;
-    if (this.disposed || coordinator?.isOwner === true) return;
-    try {
-      const raw = await persistence.adapter?.load(client.chatId);
-      if (raw !== undefined && raw !== null) this.adopt(raw);
-    } catch (error) {
-      this.options.warn(`could not read the record another tab wrote: ${String(error)}`);
-    }
+    if (this.disposed || this.options.coordinator?.isOwner === true) return;
+    await this.rereadRecord();
     if (this.disposed) return;
     this.follow(message, true);
   }
@@ -198,6 +235,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     )
       return;
     this.following = true;
+    this.recordHold ??= client.holdPersistence();
     this.publish();
     if (showInChat) this.options.onRemoteTurn({ message });
     if (this.watch !== undefined) return;
@@ -205,22 +243,19 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.watch = watch;
     // Whether another tab owns the turn is known at once with Web Locks, after the claim window
     // with the lease; until then `ownerKnown` is pending (a resume decides then whether it follows).
-    const owned = (granted: boolean) => {
+    // The record says whether the turn is still live: the owner writes it before it lets go.
+    const owned = async (granted: boolean) => {
       if (this.watch === watch) this.watch = undefined;
       if (!granted || this.disposed) return;
       this.following = false;
-      // The owner went away mid-turn: this tab now drives the turn (and shows it if it was not).
-      if (client.getState().turnLive && this.options.hasChat()) {
-        this.heldForTurn = true;
-        if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
-      }
-      this.settle();
       this.publish();
+      this.takeOver(await this.readRecord());
     };
-    // Settles once `following` says whether the turn is another tab's (a free lock is taken first).
+    // Settles once `following` says whether the turn is another tab's (a free lock is taken
+    // first), and a turn this tab then drives is taken over.
     const known = coordinator.acquire().then(
-      (granted) => {
-        if (granted) owned(true);
+      async (granted) => {
+        if (granted) await owned(true);
         return granted;
       },
       () => false,
@@ -229,6 +264,59 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     void known.then((granted) => {
       if (!granted) void coordinator.waitForOwnership(watch.signal).then(owned);
     });
+  }
+
+  /** Adopts the record as it is now (another tab wrote it last). */
+  private async rereadRecord(): Promise<void> {
+    const record = await this.readRecord();
+    if (record !== undefined) adoptPersistedRecord(this.options.client, record);
+  }
+
+  /** The record as another tab wrote it last (undefined when there is none or it is unusable). */
+  private async readRecord(): Promise<PersistedChatRecord | undefined> {
+    const { client, persistence } = this.options;
+    let raw: unknown;
+    try {
+      raw = await persistence.adapter?.load(client.chatId);
+    } catch (error) {
+      this.options.warn(`could not read the record another tab wrote: ${String(error)}`);
+      return undefined;
+    }
+    if (raw === undefined || raw === null) return undefined;
+    const record = parsePersistedRecord(raw, client.chatId);
+    if (typeof record === 'object') return record;
+    this.options.warn(`ignoring a record another tab wrote for chat ${client.chatId} (${record})`);
+    return undefined;
+  }
+
+  /**
+   * This tab got the lock while it followed a turn. When the turn is still live (a lone
+   * reload found it live; or the owner went away mid-turn, its `record` still says live) this
+   * tab now drives it: it writes the record again and shows the turn if it was not shown.
+   * When the record says the turn ended (the owner finished and wrote so before it let go),
+   * there is nothing to take over: this tab's view only trails, so it keeps leaving the record
+   * to the owners, keeps the lock only while it reads the turn to its end, and, reading nothing,
+   * takes the record's word for it.
+   */
+  private takeOver(record: PersistedChatRecord | undefined): void {
+    if (this.disposed) return;
+    const { client, hasChat } = this.options;
+    const live = client.getState().turnLive && hasChat();
+    const ended = record !== undefined && (!record.turnLive || record.closed);
+    // No other tab drives the turn: this tab's view is the newest there is.
+    if (!ended) this.releaseRecord();
+    if (live && !ended) {
+      this.heldForTurn = true;
+      if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
+    } else if (live && this.openStreams + this.pendingResumes > 0) this.heldForTurn = true;
+    else if (ended && this.openStreams + this.pendingResumes === 0) adoptPersistedRecord(client, record);
+    this.settle();
+    this.publish();
+  }
+
+  private releaseRecord(): void {
+    this.recordHold?.();
+    this.recordHold = undefined;
   }
 
   private listenToStorage(): void {

@@ -192,4 +192,52 @@ describe('PersistenceBinding', () => {
     await binding.flush();
     expect(warnings[0]).toContain('could not save');
   });
+
+  it('writes nothing while held (a tab following another tab’s turn); after release the next change writes', async () => {
+    const saves: (number | undefined)[] = [];
+    const store = createSessionStore('c1');
+    const adapter = {
+      load: () => undefined,
+      save: (_: string, r: PersistedChatRecord) => void saves.push(r.lastEventId),
+      remove: () => {},
+    };
+    const binding = new PersistenceBinding('c1', store, adapter, () => {});
+    binding.start();
+    const release = binding.hold();
+    store.setState({ lastEventId: 3, turnLive: true });
+    await binding.flush();
+    expect(saves).toEqual([]);
+    release();
+    release(); // once only: a second call releases nothing more
+    await binding.flush();
+    expect(saves).toEqual([]); // what changed while held is not written on release
+    store.setState({ lastEventId: 4 });
+    await binding.flush();
+    expect(saves).toEqual([4]);
+  });
+
+  it('a hold taken while a save is under way stops the writes that would follow it', async () => {
+    const saves: (number | undefined)[] = [];
+    const store = createSessionStore('c1');
+    let finish: () => void = () => {};
+    const adapter = {
+      load: () => undefined,
+      save: (_: string, r: PersistedChatRecord) =>
+        new Promise<void>((resolve) => {
+          saves.push(r.lastEventId);
+          finish = resolve;
+        }),
+      remove: () => {},
+    };
+    const binding = new PersistenceBinding('c1', store, adapter, () => {});
+    binding.start();
+    store.setState({ lastEventId: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(saves).toEqual([1]);
+    store.setState({ lastEventId: 2 }); // queued behind the save under way
+    binding.hold();
+    finish();
+    await binding.flush();
+    expect(saves).toEqual([1]);
+  });
 });

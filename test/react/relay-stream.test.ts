@@ -22,6 +22,7 @@ function page(clock: ReturnType<typeof manualClock>): TurnGate {
     refused: () => {},
     leave: () => {},
     streamOpened: () => () => {},
+    resumeStarted: () => () => {},
     noteTurnMessage: () => {},
     resumesTurn: () => undefined,
     followsOtherTab: async () => false,
@@ -46,7 +47,14 @@ function relayed(clock: ReturnType<typeof manualClock>) {
     },
   });
   const gate = page(clock);
-  const out = relay(stream, undefined, { seen: undefined }, gate, gate.activity.begin('sending'), () => {});
+  const out = relay(
+    stream,
+    undefined,
+    { seen: undefined, superseded: false },
+    gate,
+    gate.activity.begin('sending'),
+    () => {},
+  );
   return { source, reader: out.getReader(), activity: gate.activity };
 }
 

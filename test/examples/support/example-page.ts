@@ -120,6 +120,39 @@ export class ExamplePage {
     await this.page.getByTestId('send').waitFor({ timeout });
   }
 
+  /** Each message as `role: text`, tool parts as `[name state]`, in order. */
+  async transcript(): Promise<string[]> {
+    return this.page.locator('ol.messages > li').evaluateAll((items) =>
+      items.map((item) => {
+        const parts = [...item.querySelectorAll('p.text, [data-testid="tool-part"]')].map((part) =>
+          part.matches('p.text')
+            ? (part.textContent ?? '')
+            : `[${part.querySelector('b')?.textContent ?? ''} ${part.getAttribute('data-state') ?? ''}]`,
+        );
+        return `${item.className}: ${parts.join('')}`;
+      }),
+    );
+  }
+
+  /** The transcript the app saved for `chatId` (its localStorage), in the form of `transcript()`, text only. */
+  async savedTranscript(chatId: string): Promise<string[]> {
+    return this.page.evaluate((id) => {
+      const raw = window.localStorage.getItem(`example-transcript:${id}`);
+      const saved = raw === null ? [] : (JSON.parse(raw) as unknown);
+      type Saved = { role: string; parts: { type: string; text?: string }[] };
+      const messages = (
+        Array.isArray(saved) ? saved : ((saved as { messages?: Saved[] }).messages ?? [])
+      ) as Saved[];
+      return messages.map(
+        (message) =>
+          `${message.role}: ${message.parts
+            .filter((part) => part.type === 'text')
+            .map((part) => part.text ?? '')
+            .join('')}`,
+      );
+    }, chatId);
+  }
+
   async chatError(): Promise<string | null> {
     const alert = this.page.getByTestId('chat-error');
     return (await alert.count()) === 0 ? null : alert.textContent();

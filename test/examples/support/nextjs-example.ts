@@ -101,13 +101,21 @@ export async function startNextjsExample(): Promise<NextjsExample> {
 }
 
 /** The dev server's view of a chat's session: its run state and `.out` length. */
+/** What the dev server's inspection route says of a chat's session (the parts the tests read). */
+export interface SessionInfo {
+  run: { state: string } | null;
+  /** `.in`: `nextSeq` counts every input appended (messages, tool answers, stops). */
+  in: { nextSeq: number };
+  out: { nextSeq: number };
+}
+
 export async function sessionInfo(
   devServer: { url: string; secretKey: string },
   chatId: string,
-): Promise<{ run: { state: string } | null; out: { nextSeq: number } }> {
+): Promise<SessionInfo> {
   const response = await fetch(`${devServer.url}/__dev/sessions/${encodeURIComponent(chatId)}`, {
     headers: { authorization: `Bearer ${devServer.secretKey}` },
   });
   if (!response.ok) throw new Error(`session ${chatId}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as { run: { state: string } | null; out: { nextSeq: number } };
+  return (await response.json()) as SessionInfo;
 }
