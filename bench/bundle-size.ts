@@ -26,8 +26,10 @@ export const SIZE_TARGET_BYTES = 25 * 1024;
  * docs/performance.md#bundle-size): CI holds what the package weighs today, so it only grows
  * by a decision that raises this line; lower it as the package shrinks, down to the target.
  */
-// 38 KB: the bundle weighed 36.2 KB after head start, history and the React fixes landed.
-export const SIZE_GUARD_BYTES = 38 * 1024;
+// 39.5 KB: 36.2 KB after head start, history and the React fixes landed; then 38.1 KB (39,014
+// bytes) after the devtools' inspection hub (+0.75 KB: chats must register for a panel mounted
+// later), the turn ledger (+0.76 KB) and the tab record hold (+0.36 KB) of 2026-11-27.
+export const SIZE_GUARD_BYTES = 39.5 * 1024;
 
 /** Never part of the budget: the app installs these itself (peer dependencies). */
 const PEERS = ['ai', 'react', 'react-dom', 'react/jsx-runtime', '@ai-sdk/react'];
