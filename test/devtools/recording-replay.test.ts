@@ -82,6 +82,10 @@ async function run(target: DevServer, chatId: string, armFaults: boolean): Promi
       script: SCRIPT_4,
       turnTimeoutMs: 15_000,
       transport: {
+        // The agent paces its reply, so each reply comes well after its append's answer, on
+        // the recording and on the replay: a race of those two inside a few ms (which a replay
+        // cannot promise to keep under load) decides nothing here.
+        clientData: { delayMs: 20 },
         startSession: async (input) => {
           const answer = await start(input);
           tokens.add(answer.publicAccessToken);
@@ -155,8 +159,16 @@ describe('a recording of a faulty run', () => {
         secretKey: 'not-checked',
         faults: server.faults,
       } as unknown as DevServer;
-      const again = await run(target, original.recording.chatId, false);
-      expect(again.result.errors).toEqual([]);
+      const recorded = original.recording.exchanges.map(
+        (e) =>
+          `${e.at} ${e.kind} ${e.request.headers['last-event-id'] ?? ''} → ${e.response?.at ?? e.failure?.at} ${e.response?.status ?? e.failure?.message} ${e.response?.end.type ?? ''}@${e.response?.end.at}`,
+      );
+      const diagnosis = (events: SessionEvent[]) =>
+        `served ${JSON.stringify(replay.served)} unmatched ${JSON.stringify(replay.unmatched)}\nrecorded:\n${recorded.join('\n')}\nrecorded events: ${comparable(original.result.events).join(' | ')}\nreplayed events: ${comparable(events).join(' | ')}`;
+      const again = await run(target, original.recording.chatId, false).catch((error: unknown) => {
+        throw new Error(`${String(error)}\n${diagnosis([])}`);
+      });
+      expect(again.result.errors, diagnosis(again.result.events)).toEqual([]);
       expect(again.result.transcript).toEqual(original.result.transcript);
       expect(again.result.chunks).toEqual(original.result.chunks);
       expect(comparable(again.result.events)).toEqual(comparable(original.result.events));

@@ -137,10 +137,22 @@ export async function replayRecording(
     logger.warn(`replay: ${request.method} ${request.path}: ${why}`);
   };
 
+  // The recording's clock, anchored when the first recorded request arrives: every step is
+  // played no earlier than its place on that clock, so steps of different requests keep the
+  // order they had (an append's answer before or after a read's batch), and no earlier than
+  // its delay after its own request, so a client that runs late still sees each wait.
+  let anchor: number | undefined;
   const play = (exchange: RecordedExchange, response: ServerResponse) => {
+    const arrived = Date.now();
+    anchor ??= arrived - exchange.at / speed;
+    const origin = anchor;
     const timers: ReturnType<typeof setTimeout>[] = [];
-    const later = (ms: number, run: () => void) => {
-      timers.push(setTimeout(run, Math.max(0, ms) / speed));
+    const at = (recordedAt: number, run: () => void) => {
+      const due = Math.max(
+        origin + recordedAt / speed,
+        arrived + Math.max(0, recordedAt - exchange.at) / speed,
+      );
+      timers.push(setTimeout(run, Math.max(0, due - Date.now())));
     };
     response.on('close', () => {
       for (const timer of timers) clearTimeout(timer);
@@ -149,24 +161,39 @@ export async function replayRecording(
     if (answer === undefined) {
       // No answer was recorded: a broken connection breaks again; one the client gave up on
       // (a timeout, a stop) stays unanswered until the client leaves again.
-      if (failure !== undefined && !failure.aborted)
-        later(failure.at - exchange.at, () => response.destroy());
+      if (failure !== undefined && !failure.aborted) at(failure.at, () => response.destroy());
       return;
     }
-    later(answer.at - exchange.at, () => {
-      const headers: Record<string, string> = { ...CORS };
-      for (const [name, value] of Object.entries(answer.headers)) {
-        if (!HOP_BY_HOP.has(name) && !name.startsWith('access-control-')) headers[name] = tokens.fill(value);
-      }
-      response.writeHead(answer.status, headers);
-      response.flushHeaders();
-      for (const frame of answer.frames)
-        later(frame.at - answer.at, () => response.write(tokens.fill(frame.text)));
-      const { end } = answer;
-      if (end.type === 'complete') later(end.at - answer.at, () => response.end());
-      else if (end.type === 'dropped') later(end.at - answer.at, () => response.destroy());
-      // `aborted` / `open`: the client ended it, or it was still open: held until the client leaves.
-    });
+    // One step at a time, each scheduled once the one before it ran: pieces of a body are
+    // written in their recorded order whatever the timers do.
+    const steps: { at: number; run: () => void }[] = [
+      {
+        at: answer.at,
+        run: () => {
+          const headers: Record<string, string> = { ...CORS };
+          for (const [name, value] of Object.entries(answer.headers)) {
+            if (!HOP_BY_HOP.has(name) && !name.startsWith('access-control-'))
+              headers[name] = tokens.fill(value);
+          }
+          response.writeHead(answer.status, headers);
+          response.flushHeaders();
+        },
+      },
+      ...answer.frames.map((frame) => ({ at: frame.at, run: () => response.write(tokens.fill(frame.text)) })),
+    ];
+    const { end } = answer;
+    if (end.type === 'complete') steps.push({ at: end.at, run: () => response.end() });
+    else if (end.type === 'dropped') steps.push({ at: end.at, run: () => response.destroy() });
+    // `aborted` / `open`: the client ended it, or it was still open: held until the client leaves.
+    const next = (index: number) => {
+      const step = steps[index];
+      if (step === undefined || response.destroyed) return;
+      at(step.at, () => {
+        step.run();
+        next(index + 1);
+      });
+    };
+    next(0);
   };
 
   const server = createServer(handle);
