@@ -126,7 +126,10 @@ export function createDevServerApp(options: DevServerOptions = {}): DevServerApp
   let closing: Promise<void> | undefined;
   const dispose = () => {
     for (const stream of [...context.streams]) stream.end();
-    closing ??= context.sessions.close();
+    // Snapshots stop first (and finish what is under way) while the folder is still this
+    // server's; then the sessions stop keeping records and the folder is released.
+    const snapshots = context.objectStore.close?.() ?? Promise.resolve();
+    closing ??= snapshots.then(() => context.sessions.close());
   };
   return {
     app,

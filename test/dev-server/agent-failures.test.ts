@@ -65,7 +65,7 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(async () => {
   await cli?.stop();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 async function turnOn(task: string) {

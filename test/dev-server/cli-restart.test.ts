@@ -48,7 +48,7 @@ let dir: string | undefined;
 const children: ChildProcess[] = [];
 afterEach(async () => {
   for (const child of children.splice(0)) await stopCli(child);
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   dir = undefined;
 });
 

@@ -28,7 +28,7 @@ let child: ChildProcess | undefined;
 afterEach(async () => {
   await stopCli(child);
   child = undefined;
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   dir = undefined;
 });
 

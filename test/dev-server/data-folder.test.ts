@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -45,7 +45,7 @@ let dir: string | undefined;
 const servers: DevServer[] = [];
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   dir = undefined;
 });
 
@@ -199,6 +199,43 @@ describe('the dev server on a data folder', () => {
     const next = await readOut(server, 'cut', token, { until: untilTurnCompletes(1) });
     // The continuation spliced "first" and its partial reply onto the history: u, a, then u.
     expect(replyText(next.records)).toMatch(/after uau: w0 w1/);
+  });
+
+  it('writes nothing into the folder once closed: a run ending after the close keeps no snapshot', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'durable-chat-data-'));
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Its turn ends only when the test says: after the server was closed.
+    const held = defineAgent({
+      id: 'echo',
+      run() {
+        return (async function* () {
+          yield { type: 'start' as const };
+          await gate;
+          yield { type: 'text-start' as const, id: 't' };
+          yield { type: 'text-delta' as const, id: 't', delta: 'late' };
+          yield { type: 'text-end' as const, id: 't' };
+          yield { type: 'finish' as const };
+        })();
+      },
+    });
+    const server = await start(dir, { agent: held });
+    const created = await createSession(server, { externalId: 'late' });
+    const token = created.body.publicAccessToken;
+    await sendText(server, 'late', token, 'late', 'hello');
+    await readOut(server, 'late', token, { until: (records) => records.length >= 1 });
+    servers.splice(servers.indexOf(server), 1);
+    const closed = server.close();
+    release();
+    await closed;
+    const folder = join(dir, 'sessions', created.body.id);
+    const listing = async () => (existsSync(folder) ? (await readdir(folder)).sort() : []);
+    const atClose = await listing();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await listing()).toEqual(atClose);
+    expect(atClose).not.toContain('snapshot.json');
   });
 
   it('refuses to start on a journal damaged before its last line, naming it, and starts once it is moved away', async () => {

@@ -223,7 +223,7 @@ describe('history', () => {
       expect(typeof snapshot.savedAt).toBe('number');
       expect(snapshot.messages.map((message: UIMessage) => message.role)).toEqual(['user', 'assistant']);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     }
   });
 

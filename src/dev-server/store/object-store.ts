@@ -7,6 +7,11 @@ import { syncDirectory } from './file-session-journal.js';
 export interface ObjectStore {
   readSnapshot(sessionId: string): Promise<SessionSnapshot | undefined>;
   writeSnapshot(sessionId: string, snapshot: SessionSnapshot): Promise<void>;
+  /**
+   * The server is closing: write nothing more, and settle once the writes under way are done.
+   * Optional; the dev server calls it before it releases the data folder.
+   */
+  close?(): Promise<void>;
 }
 
 /** Snapshots as JSON strings, so a stored snapshot can never alias a live message array. */
@@ -32,7 +37,19 @@ let writeCounter = 0;
 
 /** One file per session at `{dir}/sessions/{sessionId}/snapshot.json`, written atomically. */
 export class DirectoryObjectStore implements ObjectStore {
+  private closed = false;
+  private readonly writing = new Set<Promise<void>>();
+
   constructor(readonly dir: string) {}
+
+  /**
+   * A closing server keeps nothing more, as a crash would: a run that ends after the close
+   * writes no snapshot into a folder the next server may already own.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.writing]);
+  }
 
   private path(sessionId: string): string {
     return join(this.dir, 'sessions', sessionId, 'snapshot.json');
@@ -48,6 +65,17 @@ export class DirectoryObjectStore implements ObjectStore {
   }
 
   async writeSnapshot(sessionId: string, snapshot: SessionSnapshot): Promise<void> {
+    if (this.closed) return;
+    const write = this.write(sessionId, snapshot);
+    this.writing.add(write);
+    try {
+      await write;
+    } finally {
+      this.writing.delete(write);
+    }
+  }
+
+  private async write(sessionId: string, snapshot: SessionSnapshot): Promise<void> {
     // Serialised before the first await: the caller's message array keeps changing.
     const text = JSON.stringify(snapshot);
     const path = this.path(sessionId);
