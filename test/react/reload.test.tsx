@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import {
+  appendKinds,
   chatOptions,
   type MountedChat,
   mountChat,
@@ -22,10 +23,6 @@ afterAll(async () => {
   await server.close();
 });
 
-const kinds = (requests: RecordedRequest[]) =>
-  requests
-    .filter((request) => request.method === 'POST' && request.path.endsWith('/in/append'))
-    .map((request) => (JSON.parse(request.body ?? 'null') as { kind: string }).kind);
 const outReads = (requests: RecordedRequest[]) =>
   requests.filter((request) => request.path.endsWith('/out')).length;
 
@@ -64,7 +61,7 @@ describe('reload', () => {
     await waitForDom(() => expect(second.current.status).toBe('ready'));
     // A resume is never shown as a send (a fast replay may go straight to streaming).
     expect(second.statuses.filter((status) => status === 'sending' || status === 'waking')).toEqual([]);
-    expect(kinds(firstPage.requests)).toEqual(['message']);
+    expect(appendKinds(firstPage.requests)).toEqual(['message']);
     expect(records.get(chatId)).toMatchObject({ turnLive: false });
     second.unmount();
   });
@@ -99,7 +96,7 @@ describe('reload', () => {
     await waitForDom(() => expect(second.current.sessionStatus.type).toBe('streaming'));
     await second.run((current) => current.stop());
     await waitForDom(() => expect(second.current.status).toBe('ready'));
-    expect(kinds(recorder.requests)).toEqual(['stop']);
+    expect(appendKinds(recorder.requests)).toEqual(['stop']);
     expect((second.transcript()[1] ?? '').length).toBeLessThan(fullReply(40).length);
     second.unmount();
   });
@@ -137,7 +134,7 @@ describe('StrictMode', () => {
     });
     await waitForDom(() => expect(second.current.status).toBe('ready'));
     expect(outReads(recorder.requests)).toBe(1);
-    expect(kinds(recorder.requests)).toEqual([]);
+    expect(appendKinds(recorder.requests)).toEqual([]);
     second.unmount();
   });
 
@@ -152,7 +149,7 @@ describe('StrictMode', () => {
     await chat.run((current) => current.sendMessage({ text: 'strict hello' }));
     await waitForDom(() => expect(chat.current.status).toBe('ready'));
     expect(chat.transcript()).toEqual(['user: strict hello', 'assistant: Echo: strict hello']);
-    expect(kinds(recorder.requests)).toEqual(['message']);
+    expect(appendKinds(recorder.requests)).toEqual(['message']);
     expect(outReads(recorder.requests)).toBe(1);
     chat.unmount();
   });

@@ -8,7 +8,7 @@ import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
-import { nextChatId, type RecordedRequest, recordingFetch, startEchoServer } from './support/harness.js';
+import { appendKinds, nextChatId, recordingFetch, startEchoServer } from './support/harness.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;
@@ -19,10 +19,6 @@ afterAll(async () => {
   await server.close();
 });
 
-const kinds = (requests: RecordedRequest[]) =>
-  requests
-    .filter((request) => request.method === 'POST' && request.path.endsWith('/in/append'))
-    .map((request) => (JSON.parse(request.body ?? 'null') as { kind: string }).kind);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const TEXT = 'a resume replaced by another';
 const REPLY = `assistant: Echo: ${Array(8).fill(TEXT).join(' ')}`;
@@ -50,7 +46,7 @@ describe('useChat + useChatSession: a resume replaced by a newer one', () => {
     await waitForDom(() => expect(second.transcript()).toEqual([`user: ${TEXT}`, REPLY]), { timeout: 5_000 });
     await waitForDom(() => expect(second.chat.status).toBe('ready'));
     await pause(200);
-    expect(kinds(recorder.requests)).toEqual(['message']);
+    expect(appendKinds(recorder.requests)).toEqual(['message']);
     expect(second.chat.error).toBeUndefined();
     second.unmount();
   });

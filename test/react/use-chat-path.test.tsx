@@ -8,7 +8,13 @@ import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
 import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
-import { nextChatId, type RecordedRequest, recordingFetch, startEchoServer } from './support/harness.js';
+import {
+  appendKinds,
+  nextChatId,
+  type RecordedRequest,
+  recordingFetch,
+  startEchoServer,
+} from './support/harness.js';
 import { MemoryLocks } from './support/memory-locks.js';
 import { type MountedPlainChat, mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
@@ -20,10 +26,6 @@ afterAll(async () => {
   await server.close();
 });
 
-const kinds = (requests: RecordedRequest[]) =>
-  requests
-    .filter((request) => request.method === 'POST' && request.path.endsWith('/in/append'))
-    .map((request) => (JSON.parse(request.body ?? 'null') as { kind: string }).kind);
 const outReads = (requests: RecordedRequest[]) =>
   requests.filter((request) => request.path.endsWith('/out')).length;
 
@@ -47,7 +49,7 @@ describe('useChat + useChatSession: the transport is bound to its chat', () => {
     expect((error as { field?: string }).field).toBe('chatId');
     expect(error?.message).toContain('id: session.id');
     expect(errors).toEqual([error]);
-    expect(kinds(recorder.requests)).toEqual([]);
+    expect(appendKinds(recorder.requests)).toEqual([]);
     page.unmount();
   });
 
@@ -63,7 +65,7 @@ describe('useChat + useChatSession: the transport is bound to its chat', () => {
     await waitForDom(() => expect((page.transcript()[1] ?? '').length).toBeGreaterThan(30));
     await page.session.stop();
     await waitForDom(() => expect(page.chat.status).toBe('ready'));
-    expect(kinds(recorder.requests)).toEqual(['message', 'stop']);
+    expect(appendKinds(recorder.requests)).toEqual(['message', 'stop']);
     page.unmount();
   });
 });
@@ -83,7 +85,7 @@ describe("useChat's own stop() through session.transport", () => {
     void page.chat.sendMessage({ text: LONG });
     await waitForDom(() => expect((page.transcript()[1] ?? '').length).toBeGreaterThan(30));
     await page.chat.stop();
-    await waitForDom(() => expect(kinds(recorder.requests)).toEqual(['message', 'stop']));
+    await waitForDom(() => expect(appendKinds(recorder.requests)).toEqual(['message', 'stop']));
     await waitForDom(() => expect(records.get(chatId)).toMatchObject({ turnLive: false }));
     const shown = page.chat.messages.map((message) => structuredClone(message)) as UIMessage[];
     expect((page.transcript()[1] ?? '').length).toBeLessThan(fullReply(40).length);
@@ -129,7 +131,7 @@ describe("useChat's own stop() through session.transport", () => {
     expect(errors).toEqual([]);
     // @ai-sdk/react 4 stops its chat on unmount (isAbort: true): upstream, never an error.
     expect(finishes.filter((finish) => finish.isError)).toEqual([]);
-    expect(kinds(recorder.requests)).toEqual(['message']);
+    expect(appendKinds(recorder.requests)).toEqual(['message']);
     expect(records.get(chatId)).toMatchObject({ turnLive: true });
 
     const second = mountPlainChat({
@@ -198,7 +200,7 @@ describe('useChat + useChatSession + useFollowTurns in two tabs', () => {
     });
     await waitForDom(() => expect(follower.transcript()).toEqual(owner.transcript()), { timeout: 5_000 });
     await waitForDom(() => expect(follower.session.status).toEqual({ type: 'ready' }));
-    expect(kinds(recorder.requests)).toEqual([]);
+    expect(appendKinds(recorder.requests)).toEqual([]);
     owner.unmount();
     follower.unmount();
   });
@@ -249,7 +251,7 @@ describe('useChat + useChatSession + useFollowTurns: only the owner answers', ()
     await waitForDom(() => expect(follower.transcript()).toEqual(owner.transcript()), { timeout: 5_000 });
     await waitForDom(() => expect([owner.chat.status, follower.chat.status]).toEqual(['ready', 'ready']));
     expect(calls).toEqual(['owner']);
-    expect(kinds(recorder.requests)).toEqual(['message', 'message']); // the user's message, one tool output
+    expect(appendKinds(recorder.requests)).toEqual(['message', 'message']); // the user's message, one tool output
     owner.unmount();
     follower.unmount();
   });
@@ -287,7 +289,7 @@ describe('useChat + useChatSession: switching chats mid-reply', () => {
     // Upstream: @ai-sdk/react 4 stops the old chat when the id changes and reports it through
     // the newest onFinish with isAbort: true (save in onFinish only when !isAbort).
     expect(finishes.every((finish) => finish.isAbort && !finish.isError)).toBe(true);
-    expect(kinds(recorder.requests)).toEqual(['message']);
+    expect(appendKinds(recorder.requests)).toEqual(['message']);
     expect(records.get(a)).toMatchObject({ turnLive: true });
     expect(page.chat.messages).toEqual([]);
 
@@ -296,7 +298,7 @@ describe('useChat + useChatSession: switching chats mid-reply', () => {
       timeout: 5_000,
     });
     expect(errors).toEqual([]);
-    expect(kinds(recorder.requests)).toEqual(['message']);
+    expect(appendKinds(recorder.requests)).toEqual(['message']);
     page.unmount();
   });
 });
@@ -326,7 +328,7 @@ describe('useChat + useChatSession under StrictMode', () => {
     });
     await waitForDom(() => expect(second.session.status).toEqual({ type: 'ready' }));
     await pause(100);
-    expect(kinds(recorder.requests)).toEqual(['message']);
+    expect(appendKinds(recorder.requests)).toEqual(['message']);
     second.unmount();
   });
 });

@@ -36,6 +36,13 @@ export interface RecordedRequest {
 }
 
 /** `nodeFetch` with every request noted (the network stays real). */
+/** The `kind` of every `.in` append among `requests`, in order (`message`, `stop`, …). */
+export function appendKinds(requests: RecordedRequest[]): string[] {
+  return requests
+    .filter((request) => request.method === 'POST' && request.path.endsWith('/in/append'))
+    .map((request) => (JSON.parse(request.body ?? 'null') as { kind: string }).kind);
+}
+
 export function recordingFetch(): { fetch: typeof fetch; requests: RecordedRequest[] } {
   const requests: RecordedRequest[] = [];
   const wrapped: typeof fetch = (input, init) => {
