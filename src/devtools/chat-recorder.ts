@@ -154,7 +154,7 @@ export class ChatRecorder {
     };
     if (typeof init.body === 'string') exchange.request.body = this.redactor.redact(init.body, seenAt);
     this.exchanges.push(exchange);
-    if (this.exchanges.length > this.maxExchanges) this.dropOldest();
+    if (this.exchanges.length > this.maxExchanges) this.drop(0);
     this.notify(exchange, 'sent');
     return exchange;
   }
@@ -292,15 +292,6 @@ export class ChatRecorder {
     }
   }
 
-  private dropOldest(): void {
-    const oldest = this.exchanges.shift();
-    if (oldest !== undefined) {
-      this.bodyChars -= oldest.bodyChars;
-      oldest.dropped = true;
-    }
-    this.truncated = true;
-  }
-
   private keep<T>(list: T[], entry: T): void {
     list.push(entry);
     if (list.length > this.maxEntries) {
@@ -313,22 +304,24 @@ export class ChatRecorder {
   export(): SessionRecording {
     const now = Date.now();
     const exchanges = this.exchanges.map(
-      ({ bodyChars: _bodyChars, dropped: _dropped, ...exchange }): RecordedExchange => {
-        const { response } = exchange;
-        if (response === undefined) return structuredClone(exchange);
+      ({ bodyChars: _bodyChars, dropped: _dropped, response, ...rest }): RecordedExchange => {
+        // The response's pieces are built anew (redacted), so only the rest is cloned.
+        const exchange: RecordedExchange = structuredClone(rest);
+        if (response === undefined) return exchange;
         const texts = this.redactor.redactPieces(
           response.frames.map((frame) => frame.text),
           now,
         );
-        return {
-          ...structuredClone(exchange),
-          response: {
-            ...structuredClone(response),
-            frames: response.frames.map((frame, index) => ({ at: frame.at, text: texts[index] ?? '' })),
-            end:
-              response.end.type === 'open' ? { type: 'open', at: now - this.startedAt } : { ...response.end },
-          },
+        exchange.response = {
+          at: response.at,
+          status: response.status,
+          headers: { ...response.headers },
+          frames: response.frames.map((frame, index) => ({ at: frame.at, text: texts[index] ?? '' })),
+          end:
+            response.end.type === 'open' ? { type: 'open', at: now - this.startedAt } : { ...response.end },
+          ...(response.truncated === true ? { truncated: true } : {}),
         };
+        return exchange;
       },
     );
     return {
