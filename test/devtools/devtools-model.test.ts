@@ -59,4 +59,36 @@ describe('DevtoolsModel (the panel without React)', () => {
     }
     expect(model.getSnapshot().chats).toEqual([]);
   });
+
+  it('an unplanned moment: opened mid-reply, it joins the chat, the reply ends untouched, and the next turn is recorded', async () => {
+    const chatId = `model-mid-${Date.now()}`;
+    const model = new DevtoolsModel({ updateEveryMs: 10 });
+    let stop = () => {};
+    try {
+      const result = await runConversation(server, chatId, {
+        transport: { clientData: { delayMs: 15 } },
+        beforeTurn: (turn) => {
+          // The first reply is streaming when the panel opens (its `.out` read already open).
+          if (turn === 0) setTimeout(() => (stop = model.start()), 60);
+        },
+      });
+      expect(result.errors).toEqual([]);
+      expect(result.transcript).toEqual([
+        'user: first message to echo back',
+        'assistant: Echo: first message to echo back first message to echo back',
+        'user: second, shorter one',
+        'assistant: Echo: second, shorter one',
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const chat = model.getSnapshot().chats.find((candidate) => candidate.chatId === chatId);
+      const lines = chat?.timeline.map((entry) => entry.text) ?? [];
+      // Both turn-completes (the first from the read it did not see open), and the second append.
+      expect(lines.filter((line) => line.startsWith('turn-complete at seq'))).toHaveLength(2);
+      expect(lines.filter((line) => line.startsWith('append message'))).toHaveLength(1);
+      const recording = model.exportRecording(chat?.key ?? -1);
+      expect(recording?.exchanges.filter((exchange) => exchange.kind === 'append')).toHaveLength(1);
+    } finally {
+      stop();
+    }
+  });
 });
