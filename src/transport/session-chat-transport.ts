@@ -69,6 +69,8 @@ interface ChatEntry {
    * asked for, so its late arrival never ends a newer one.
    */
   ledger: TurnLedger;
+  /** The ledger entry each turn stream reads (its send, or the live turn it resumes). */
+  owners: WeakMap<TurnStream, TurnEntry>;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
   messageIds: Map<string, string>;
 }
@@ -168,8 +170,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // other inputs' turns by that append's seq, as its send was; else the first turn after its
     // start cursor is taken for it.
     const own = live !== undefined ? this.ownInput(entry, live, resent) : undefined;
-    // The turn resumed is the one live on this page now (found at start, sent, or promoted).
-    const resumed = knownStart ? entry.ledger.current : undefined;
+    // The turn resumed is the ledger's live entry (found at start, sent, or promoted).
+    const resumed = live === undefined ? undefined : entry.ledger.entry(live.id);
     const turn = this.replace(entry, {
       client,
       from: live !== undefined ? live.startCursor : state.lastEventId,
@@ -201,6 +203,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       },
       onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
     });
+    if (resumed !== undefined) entry.owners.set(turn, resumed);
     turn.start();
     if (own !== undefined) this.awaitOwnSeq(entry, turn, own.seq);
     // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
@@ -497,6 +500,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           priorSeq: expected === undefined ? undefined : expected - 1,
         });
     sent = own;
+    entry.owners.set(turn, own);
     // The stream is returned now, not when the append is answered: a slow or retried append
     // never holds back a reply that is already streaming. Its failure errors the stream.
     client
@@ -652,7 +656,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const turn: TurnStream = new TurnStream({
       ...options,
       coalesceDeltas: this.options.coalesceDeltas,
-      onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq),
+      onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq, entry.owners.get(turn)),
     });
     entry.active = turn;
     return turn;
@@ -764,6 +768,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       inSeq: undefined,
       side: { count: 0, inFlight: 0, maxSeq: -1 },
       ledger: new TurnLedger(client.store),
+      owners: new WeakMap(),
       messageIds: new Map(),
     };
     this.chats.set(chatId, entry);

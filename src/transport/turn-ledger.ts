@@ -261,11 +261,14 @@ export class TurnLedger {
 
   /**
    * A turn read to its own turn-complete (at `endCursor`, having consumed `.in` up to
-   * `consumedSeq`) is over for this page, its consumer has every chunk: the chat is not live,
-   * unless an action queued behind it goes live now (`promote`).
+   * `consumedSeq`) is over for this page, its consumer has every chunk, and so is every turn
+   * that went live before it (`owner`: the entry it read; without one, every live turn). A send
+   * that went out behind it is the live turn now, its reply after this one's end; else an
+   * action queued behind it goes live (`promote`).
    */
-  over(endCursor: number | undefined, consumedSeq: number | undefined): void {
-    endLiveTurn(this.store, 'over');
+  over(endCursor: number | undefined, consumedSeq: number | undefined, owner?: TurnEntry): void {
+    if (owner === undefined) endLiveTurn(this.store, 'over');
+    else writeTurns(this.store, overThrough(this.store.getState().turns, owner.id, endCursor, consumedSeq));
     this.promote(endCursor, consumedSeq);
   }
 
@@ -337,4 +340,28 @@ export class TurnLedger {
     for (const [id, entry] of this.handles)
       if (!kept.has(id) && !this.settlers.has(entry) && entry.stop === undefined) this.handles.delete(id);
   }
+}
+
+/** `over` of the entry `ownerId` and every one before it; the next live one starts after `endCursor`. */
+function overThrough(
+  turns: readonly TurnRecord[],
+  ownerId: number,
+  endCursor: number | undefined,
+  consumedSeq: number | undefined,
+): readonly TurnRecord[] {
+  let next = true;
+  return turns.map((record) => {
+    if (record.id <= ownerId) return moveTurn(record, { type: 'over' });
+    if (!next || !isLiveTurn(record)) return record;
+    next = false;
+    const startCursor =
+      record.startCursor === undefined || (endCursor !== undefined && endCursor > record.startCursor)
+        ? endCursor
+        : record.startCursor;
+    const answeredBefore =
+      consumedSeq !== undefined && (record.seq === undefined || consumedSeq < record.seq)
+        ? consumedSeq
+        : undefined;
+    return definedOnly({ ...record, startCursor, priorSeq: record.priorSeq ?? answeredBefore });
+  });
 }

@@ -4,12 +4,14 @@ import type { DevServer } from '../../src/dev-server/index.js';
 import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
 import type { SessionChatTransportOptions } from '../../src/transport/transport-options.js';
 import {
+  readAll,
   recordingFetch,
   startEchoServer,
   startSessionVia,
   TestChat,
   transcript,
   uniqueChatId,
+  userMessage,
   waitFor,
 } from './support/dev-server-fixture.js';
 
@@ -114,6 +116,48 @@ describe('the persisted turn ledger', () => {
     // The next message goes on from the converted ledger.
     await resumed.sendMessage({ text: 'after the upgrade' });
     expect(transcript(resumed.messages).at(-1)).toBe('assistant: Echo: after the upgrade');
+    second.close();
+  });
+
+  it('a send that went out while a reply streamed is the live turn once that reply is read to its end: a reload resumes it', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('ledger-send-behind');
+    const first = transportFor({ persistence: memoryPersistence(records) });
+    const send = (text: string, delayMs: number) =>
+      first.sendMessages({
+        trigger: 'submit-message',
+        chatId,
+        messageId: undefined,
+        messages: [userMessage(text)],
+        abortSignal: undefined,
+        metadata: { delayMs },
+      });
+    const earlier = await send('the earlier reply', 30);
+    const reader = earlier.getReader();
+    await reader.read(); // its reply streams
+    reader.releaseLock();
+    const behind = await send('the reply sent behind it, slowly', 80);
+    await readAll(earlier); // read to its end: that turn is over for this page
+    const client = first.getClient(chatId);
+    await waitFor(() => client.getState().turns[0]?.state === 'over', 5_000, 'the earlier turn to be over');
+    // The send behind it is the chat's live turn: a reload, a stop or another tab sees it.
+    expect(client.getState()).toMatchObject({
+      turnLive: true,
+      turnStored: true,
+      turnInSeq: 1,
+      turnPriorInSeq: 0,
+    });
+    await client.flushPersistence();
+    void behind.cancel();
+    first.disconnect(chatId);
+    first.close();
+
+    const second = transportFor({ persistence: memoryPersistence(records) });
+    const resumed = new TestChat({ id: chatId, transport: second });
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual(['assistant: Echo: the reply sent behind it, slowly']);
+    await waitFor(() => !second.getState(chatId).turnLive, 2_000, 'the turn to be over');
     second.close();
   });
 });
