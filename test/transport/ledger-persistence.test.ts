@@ -160,4 +160,31 @@ describe('the persisted turn ledger', () => {
     await waitFor(() => !second.getState(chatId).turnLive, 2_000, 'the turn to be over');
     second.close();
   });
+
+  it('stopping a send that went out while a reply streamed, once that reply was read to its end, appends its stop', async () => {
+    const chatId = uniqueChatId('ledger-stop-behind');
+    const transport = transportFor();
+    const send = (text: string, delayMs: number) =>
+      transport.sendMessages({
+        trigger: 'submit-message',
+        chatId,
+        messageId: undefined,
+        messages: [userMessage(text)],
+        abortSignal: undefined,
+        metadata: { delayMs, repeat: 6 },
+      });
+    const earlier = await send('the earlier reply', 20);
+    const reader = earlier.getReader();
+    await reader.read();
+    reader.releaseLock();
+    const behind = await send('the reply sent behind it, slowly', 80);
+    await readAll(earlier);
+    const client = transport.getClient(chatId);
+    await waitFor(() => client.getState().turns[0]?.state === 'over', 5_000, 'the earlier turn to be over');
+    await waitFor(() => server.inspect(chatId)?.in.nextSeq === 2, 5_000, 'both messages stored');
+    await transport.stop(chatId);
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(3); // message, message, stop
+    await readAll(behind).catch(() => undefined);
+    transport.close();
+  });
 });
