@@ -1,5 +1,5 @@
 import type { SessionStore } from './session-store.js';
-import { boundTurns, definedOnly, endLive, isLiveTurn, nextTurnId, type TurnRecord } from './turn-records.js';
+import { boundTurns, endLive, isLiveTurn, nextTurnId, type TurnRecord } from './turn-records.js';
 
 /**
  * The ledger's transitions for writers that hold only the chat's store (a turn stream, the
@@ -26,14 +26,14 @@ export function foundLiveTurn(
 ): void {
   const { turns } = store.getState();
   if (turns.some(isLiveTurn)) return;
-  const found = definedOnly({
+  const found: TurnRecord = {
     id: nextTurnId(turns),
     kind: 'found',
     state: mark.stored ? 'stored' : 'sent',
     startCursor: mark.startCursor,
     seq: mark.seq,
     priorSeq: mark.priorSeq,
-  });
+  };
   writeTurns(store, [...turns, found]);
 }
 
@@ -46,7 +46,7 @@ export function updateLiveTurn(
   const index = turns.findIndex(isLiveTurn);
   if (index < 0) return;
   const live = turns[index] as TurnRecord;
-  const next = definedOnly({ ...live, ...change });
+  const next = { ...live, ...change };
   const same = (Object.keys(change) as (keyof typeof change)[]).every((key) => live[key] === next[key]);
   if (same) return;
   writeTurns(
@@ -70,7 +70,7 @@ export function markStoppedTurn(store: SessionStore, mark: 'started' | 'unstarte
     const wanted = index === last ? mark : undefined;
     if (record.stopMark === wanted) return record;
     changed = true;
-    return definedOnly({ ...record, stopMark: wanted });
+    return { ...record, stopMark: wanted };
   });
   if (last < 0 && mark !== undefined) {
     writeTurns(store, [...turns, { id: nextTurnId(turns), kind: 'found', state: 'over', stopMark: mark }]);

@@ -4,6 +4,7 @@ import {
   boundTurns,
   KEPT_TURNS,
   type LegacyLiveFields,
+  type LiveMark,
   liveMark,
   MAX_QUEUED_TURNS,
   type TurnRecord,
@@ -123,19 +124,9 @@ export function toPersistedRecord(state: ChatSessionState, options: PersistOptio
     publicAccessToken: options.keepToken ? state.token : undefined,
     lastEventId: state.lastEventId,
     turns: [...boundTurns(state.turns)],
-    turnLive: state.turnLive,
-    turnStored: state.turnStored,
-    stoppedTurn: state.stoppedTurn,
-    pendingAppend: state.pendingAppend,
-    turnStartCursor: state.turnStartCursor,
-    turnInSeq: state.turnInSeq,
-    turnPriorInSeq: state.turnPriorInSeq,
+    ...legacyFields(state),
     // Only the live turn's: a finished turn's message is the app's transcript's business.
     turnMessage: state.turnLive ? state.turnMessage : undefined,
-    queuedTurns:
-      state.queuedTurns.length === 0
-        ? undefined
-        : state.queuedTurns.map((seq) => (seq === undefined ? null : seq)),
     closed: state.closed,
     closedReason: state.closedReason,
   };
@@ -205,15 +196,24 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
   return {
     ...legacy,
     turns,
-    turnLive: mark.turnLive,
-    turnStored: mark.turnStored,
-    stoppedTurn: mark.stoppedTurn,
-    pendingAppend: mark.pendingAppend,
-    turnStartCursor: mark.turnStartCursor,
-    turnInSeq: mark.turnInSeq,
-    turnPriorInSeq: mark.turnPriorInSeq,
-    queuedTurns: mark.queuedTurns.length === 0 ? undefined : mark.queuedTurns.map((seq) => seq ?? null),
+    ...legacyFields(mark),
     turnMessage: mark.turnLive ? legacy.turnMessage : undefined,
+  };
+}
+
+/** The live-turn fields of the format before the ledger, read from it (`liveMark`). */
+function legacyFields(mark: LiveMark): LegacyLiveFields {
+  const { turnLive, turnStored, stoppedTurn, pendingAppend, turnStartCursor, turnInSeq, turnPriorInSeq } =
+    mark;
+  return {
+    turnLive,
+    turnStored,
+    stoppedTurn,
+    pendingAppend,
+    turnStartCursor,
+    turnInSeq,
+    turnPriorInSeq,
+    queuedTurns: mark.queuedTurns.length === 0 ? undefined : mark.queuedTurns.map((seq) => seq ?? null),
   };
 }
 
@@ -227,23 +227,19 @@ function readTurns(value: unknown): TurnRecord[] | undefined {
   if (!Array.isArray(value) || value.length > MAX_STORED_TURNS) return undefined;
   const turns: TurnRecord[] = [];
   for (const item of value) {
-    if (typeof item !== 'object' || item === null) return undefined;
-    const { id, kind, state, partId, seq, priorSeq, startCursor, body, stopMark } = item as Record<
+    const { id, kind, state, partId, seq, priorSeq, startCursor, body, stopMark } = (item ?? {}) as Record<
       string,
       unknown
     >;
-    if (!isCursor(id) || !TURN_KINDS.has(kind as string) || !TURN_STATES.has(state as string))
-      return undefined;
-    if (partId !== undefined && (typeof partId !== 'string' || partId === '' || partId.length > 128))
-      return undefined;
-    for (const cursor of [seq, priorSeq, startCursor])
-      if (cursor !== undefined && !isCursor(cursor)) return undefined;
-    if (
-      body !== undefined &&
-      (typeof body !== 'string' || body === '' || body.length > MAX_APPEND_BODY_BYTES)
-    )
-      return undefined;
-    if (stopMark !== undefined && stopMark !== 'started' && stopMark !== 'unstarted') return undefined;
+    const usable =
+      isCursor(id) &&
+      TURN_KINDS.has(kind as string) &&
+      TURN_STATES.has(state as string) &&
+      [seq, priorSeq, startCursor].every((cursor) => cursor == null || isCursor(cursor)) &&
+      (partId == null || (isString(partId) && partId.length <= 128)) &&
+      (body == null || (isString(body) && body.length <= MAX_APPEND_BODY_BYTES)) &&
+      (stopMark == null || stopMark === 'started' || stopMark === 'unstarted');
+    if (!usable) return undefined;
     turns.push(item as TurnRecord);
   }
   return turns;

@@ -178,9 +178,7 @@ export function moveTurn(record: TurnRecord, event: TurnEvent): TurnRecord {
 }
 
 function withoutBody(record: TurnRecord): TurnRecord {
-  if (record.body === undefined) return record;
-  const { body: _body, ...rest } = record;
-  return rest;
+  return record.body === undefined ? record : { ...record, body: undefined };
 }
 
 /**
@@ -244,18 +242,16 @@ export function turnsFromLegacy(fields: LegacyLiveFields): TurnRecord[] {
     turns.push({ id: turns.length, kind: 'found', state: 'stopped', stopMark: fields.stoppedTurn });
   if (fields.turnLive) {
     const carriesPending = pending !== undefined && fields.turnStored !== true;
-    turns.push(
-      definedOnly({
-        id: turns.length,
-        kind: carriesPending ? 'message' : 'found',
-        state: fields.turnStored === true ? 'stored' : 'sent',
-        partId: carriesPending ? pending.partId : undefined,
-        body: carriesPending ? pending.body : undefined,
-        seq: fields.turnInSeq,
-        priorSeq: fields.turnPriorInSeq,
-        startCursor: fields.turnStartCursor,
-      }),
-    );
+    turns.push({
+      id: turns.length,
+      kind: carriesPending ? 'message' : 'found',
+      state: fields.turnStored === true ? 'stored' : 'sent',
+      partId: carriesPending ? pending.partId : undefined,
+      body: carriesPending ? pending.body : undefined,
+      seq: fields.turnInSeq,
+      priorSeq: fields.turnPriorInSeq,
+      startCursor: fields.turnStartCursor,
+    });
     // A send that went out behind the live turn, still unanswered: it is live after it.
     if (pending !== undefined && !carriesPending)
       turns.push({
@@ -267,13 +263,6 @@ export function turnsFromLegacy(fields: LegacyLiveFields): TurnRecord[] {
       });
   }
   for (const seq of (fields.queuedTurns ?? []).slice(0, MAX_QUEUED_TURNS))
-    turns.push(definedOnly({ id: turns.length, kind: 'queued', state: 'queued', seq: seq ?? undefined }));
+    turns.push({ id: turns.length, kind: 'queued', state: 'queued', seq: seq ?? undefined });
   return turns;
-}
-
-/** The record without its `undefined` fields (it persists as JSON, and compares as written). */
-export function definedOnly(record: TurnRecord): TurnRecord {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) if (value !== undefined) out[key] = value;
-  return out as unknown as TurnRecord;
 }

@@ -1,7 +1,6 @@
 import { endLiveTurn, markStoppedTurn, writeTurns } from '../client/live-turn.js';
 import type { SessionStore } from '../client/session-store.js';
 import {
-  definedOnly,
   endLive,
   isLiveTurn,
   liveTurn,
@@ -33,6 +32,9 @@ export class TurnEntry {
    * A refusal of the append, or a stop stored right after that seq, shows it was never stored.
    */
   stoppedBefore: { inSeq: number | undefined } | undefined;
+  readonly id: number;
+  readonly kind: TurnKind;
+  readonly partId: string | undefined;
   private last: TurnRecord;
 
   constructor(
@@ -42,25 +44,16 @@ export class TurnEntry {
   ) {
     this.last = record;
     this.answer = answer;
+    this.id = record.id;
+    this.kind = record.kind;
+    this.partId = record.partId;
   }
 
   /** The persisted entry (the last one seen, once the bounded ledger has dropped it). */
   get record(): TurnRecord {
-    const found = this.store.getState().turns.find((record) => record.id === this.last.id);
+    const found = this.store.getState().turns.find((record) => record.id === this.id);
     if (found !== undefined) this.last = found;
     return this.last;
-  }
-
-  get id(): number {
-    return this.last.id;
-  }
-
-  get kind(): TurnKind {
-    return this.last.kind;
-  }
-
-  get partId(): string | undefined {
-    return this.last.partId;
   }
 
   get state(): TurnState {
@@ -147,7 +140,7 @@ export class TurnLedger {
     this.issued = id + 1;
     const state: TurnState =
       options.state ?? (kind === 'found' ? 'stored' : kind === 'queued' ? 'queued' : 'sent');
-    const record = definedOnly({
+    const record = {
       id,
       kind,
       state,
@@ -156,7 +149,7 @@ export class TurnLedger {
       priorSeq: options.priorSeq,
       startCursor: options.startCursor,
       body: options.body,
-    });
+    };
     let settle: ((answer: AppendAnswer) => void) | undefined;
     const answer =
       options.awaited === true
@@ -288,7 +281,7 @@ export class TurnLedger {
     });
     writeTurns(
       this.store,
-      turns.map((record, at) => (at === index ? definedOnly(promoted) : record)),
+      turns.map((record, at) => (at === index ? promoted : record)),
     );
   }
 
@@ -362,6 +355,6 @@ function overThrough(
       consumedSeq !== undefined && (record.seq === undefined || consumedSeq < record.seq)
         ? consumedSeq
         : undefined;
-    return definedOnly({ ...record, startCursor, priorSeq: record.priorSeq ?? answeredBefore });
+    return { ...record, startCursor, priorSeq: record.priorSeq ?? answeredBefore };
   });
 }
