@@ -78,9 +78,10 @@ export class TurnEntry {
  * Transitions that move more than one entry:
  * - `goLive`: a send or an action takes the mark; a live turn whose stop is on its way is
  *   `stopped` for this page.
- * - `stopStored` of the current entry, `over` (a turn read to its own turn-complete, every
- *   chunk taken): every live entry ends (`stopped`, `over`); `over` then `promote`s the first
- *   queued action.
+ * - `stopStored` of the current entry: every live entry is `stopped`.
+ * - `over` (a turn read to its own turn-complete, every chunk taken): that entry and every one
+ *   before it are `over`; the first live entry after it (a send that went out behind it) starts
+ *   after its end; with none, the first queued action is `promoted`.
  * - Writers that hold only the store (a turn stream finding its turn long over, the React
  *   hooks, another tab's record) use `client/live-turn.ts`: `endLiveTurn`, `foundLiveTurn`,
  *   `updateLiveTurn`, `markStoppedTurn`.
