@@ -100,6 +100,7 @@ function seededRecord(
     lastEventId: saved.cursor,
     // Read on from the cursor as a turn whose reply may have begun: a live or finished turn
     // after it is shown from its start; a settled `.out` ends the read at once, empty.
+    turns: [{ id: 0, kind: 'found', state: 'sent', startCursor: saved.cursor }],
     turnLive: true,
     turnStored: false,
     turnStartCursor: saved.cursor,

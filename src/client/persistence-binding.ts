@@ -12,13 +12,7 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
     next.sessionId !== previous.sessionId ||
     next.token !== previous.token ||
     next.lastEventId !== previous.lastEventId ||
-    next.turnLive !== previous.turnLive ||
-    next.turnStored !== previous.turnStored ||
-    next.stoppedTurn !== previous.stoppedTurn ||
-    next.pendingAppend !== previous.pendingAppend ||
-    next.turnStartCursor !== previous.turnStartCursor ||
-    next.turnInSeq !== previous.turnInSeq ||
-    next.turnPriorInSeq !== previous.turnPriorInSeq ||
+    next.turns !== previous.turns ||
     next.turnMessage !== previous.turnMessage ||
     next.queuedTurns !== previous.queuedTurns ||
     next.closed !== previous.closed
@@ -94,15 +88,8 @@ export class PersistenceBinding {
       this.store.setState({
         sessionId: record.sessionId,
         lastEventId: record.lastEventId,
-        turnLive: record.turnLive,
-        turnStored: record.turnStored === true,
-        stoppedTurn: record.stoppedTurn,
-        pendingAppend: record.pendingAppend,
-        turnStartCursor: record.turnStartCursor,
-        turnInSeq: record.turnInSeq,
-        turnPriorInSeq: record.turnPriorInSeq,
+        turns: record.turns,
         turnMessage: record.turnMessage,
-        queuedTurns: (record.queuedTurns ?? []).map((seq) => (seq === null ? undefined : seq)),
         closed: record.closed,
         closedReason: record.closedReason,
         status: record.closed ? { type: 'closed' } : { type: 'idle' },

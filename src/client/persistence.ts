@@ -1,13 +1,30 @@
 import { MAX_APPEND_BODY_BYTES } from '../protocol/limits.js';
-import { type ChatSessionState, MAX_QUEUED_TURNS } from './session-store.js';
+import type { ChatSessionState } from './session-store.js';
+import {
+  boundTurns,
+  KEPT_TURNS,
+  type LegacyLiveFields,
+  type LiveMark,
+  liveMark,
+  MAX_QUEUED_TURNS,
+  type TurnRecord,
+  turnsFromLegacy,
+} from './turn-records.js';
 
-/** What survives a reload for one chat: exactly what resuming needs, nothing more. */
-export interface PersistedChatRecord {
+/**
+ * What survives a reload for one chat: exactly what resuming needs, nothing more. The chat's
+ * turns are `turns` (its bounded turn ledger); the live-turn fields beside it are read from
+ * it and written for readers of the format before it (a tab still on an older build), and a
+ * record of that format (no `turns`) is read from them (`turnsFromLegacy`).
+ */
+export interface PersistedChatRecord extends LegacyLiveFields {
   version: 1;
   chatId: string;
   sessionId: string | undefined;
   publicAccessToken: string | undefined;
   lastEventId: number | undefined;
+  /** The chat's turn ledger (see `TurnRecord`); always set on a record read back. */
+  turns?: TurnRecord[];
   turnLive: boolean;
   /** The live turn's append was stored (absent in records written before it existed: false). */
   turnStored?: boolean;
@@ -106,19 +123,10 @@ export function toPersistedRecord(state: ChatSessionState, options: PersistOptio
     sessionId: state.sessionId,
     publicAccessToken: options.keepToken ? state.token : undefined,
     lastEventId: state.lastEventId,
-    turnLive: state.turnLive,
-    turnStored: state.turnStored,
-    stoppedTurn: state.stoppedTurn,
-    pendingAppend: state.pendingAppend,
-    turnStartCursor: state.turnStartCursor,
-    turnInSeq: state.turnInSeq,
-    turnPriorInSeq: state.turnPriorInSeq,
+    turns: [...boundTurns(state.turns)],
+    ...legacyFields(state),
     // Only the live turn's: a finished turn's message is the app's transcript's business.
     turnMessage: state.turnLive ? state.turnMessage : undefined,
-    queuedTurns:
-      state.queuedTurns.length === 0
-        ? undefined
-        : state.queuedTurns.map((seq) => (seq === undefined ? null : seq)),
     closed: state.closed,
     closedReason: state.closedReason,
   };
@@ -158,7 +166,7 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
   if (lastEventId === false || turnStartCursor === false) return 'bad cursor';
   if (typeof record.closed !== 'boolean' || typeof record.turnLive !== 'boolean') return 'bad flags';
   const closedReason = typeof record.closedReason === 'string' ? record.closedReason : null;
-  return {
+  const legacy: PersistedChatRecord = {
     version: 1,
     chatId,
     sessionId,
@@ -182,6 +190,59 @@ export function parsePersistedRecord(value: unknown, chatId: string): PersistedC
     closedReason,
     closedAt: isCursor(record.closedAt) ? record.closedAt : undefined,
   };
+  // A record without a usable ledger (written before it existed) is read from its fields.
+  const turns = legacy.closed ? [] : (readTurns(record.turns) ?? turnsFromLegacy(legacy));
+  const mark = liveMark(turns);
+  return {
+    ...legacy,
+    turns,
+    ...legacyFields(mark),
+    turnMessage: mark.turnLive ? legacy.turnMessage : undefined,
+  };
+}
+
+/** The live-turn fields of the format before the ledger, read from it (`liveMark`). */
+function legacyFields(mark: LiveMark): LegacyLiveFields {
+  const { turnLive, turnStored, stoppedTurn, pendingAppend, turnStartCursor, turnInSeq, turnPriorInSeq } =
+    mark;
+  return {
+    turnLive,
+    turnStored,
+    stoppedTurn,
+    pendingAppend,
+    turnStartCursor,
+    turnInSeq,
+    turnPriorInSeq,
+    queuedTurns: mark.queuedTurns.length === 0 ? undefined : mark.queuedTurns.map((seq) => seq ?? null),
+  };
+}
+
+const TURN_KINDS = new Set(['message', 'regenerate', 'action', 'queued', 'found']);
+const TURN_STATES = new Set(['sent', 'stored', 'started', 'read', 'queued', 'over', 'stopped', 'failed']);
+/** Live and queued entries are kept whatever their number; this bounds a corrupt list. */
+const MAX_STORED_TURNS = KEPT_TURNS + MAX_QUEUED_TURNS + 8;
+
+/** A saved ledger, or nothing when any entry is unusable (the fields beside it are read instead). */
+function readTurns(value: unknown): TurnRecord[] | undefined {
+  if (!Array.isArray(value) || value.length > MAX_STORED_TURNS) return undefined;
+  const turns: TurnRecord[] = [];
+  for (const item of value) {
+    const { id, kind, state, partId, seq, priorSeq, startCursor, body, stopMark } = (item ?? {}) as Record<
+      string,
+      unknown
+    >;
+    const usable =
+      isCursor(id) &&
+      TURN_KINDS.has(kind as string) &&
+      TURN_STATES.has(state as string) &&
+      [seq, priorSeq, startCursor].every((cursor) => cursor == null || isCursor(cursor)) &&
+      (partId == null || (isString(partId) && partId.length <= 128)) &&
+      (body == null || (isString(body) && body.length <= MAX_APPEND_BODY_BYTES)) &&
+      (stopMark == null || stopMark === 'started' || stopMark === 'unstarted');
+    if (!usable) return undefined;
+    turns.push(item as TurnRecord);
+  }
+  return turns;
 }
 
 /** A closed record older than the TTL (one without a date is dated when first loaded). */

@@ -26,6 +26,7 @@ import { iterateOut, type ReadOutItem } from './read-out-iterable.js';
 import type { RetryOptions } from './retry-policy.js';
 import { type ChatSessionState, createSessionStore, type SessionStore } from './session-store.js';
 import type { TokenManager } from './token-manager.js';
+import { endLive } from './turn-records.js';
 
 /** What the app's `startSession` receives. It runs on the app's server (the secret key lives there). */
 export interface StartSessionInput {
@@ -410,7 +411,7 @@ export class SessionClient {
     this.store.setState({
       closed: true,
       closedReason: reason,
-      turnLive: false,
+      turns: endLive(this.store.getState().turns, 'over'),
       status: { type: 'closed' },
       lastError: closedError,
     });

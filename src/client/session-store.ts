@@ -1,5 +1,8 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { DurableChatError } from '../errors/durable-chat-error.js';
+import { type LiveMark, type LiveMarkKey, liveMark, NO_LIVE_MARK, type TurnRecord } from './turn-records.js';
+
+export { MAX_QUEUED_TURNS } from './turn-records.js';
 
 /** The `.out` connection, as data (render it, log it, test it). */
 export type ConnectionStatus =
@@ -17,7 +20,7 @@ export type ConnectionStatus =
   | { type: 'error'; error: DurableChatError };
 
 /** Per-chat state. Tokens live here; never log the whole state. */
-export interface ChatSessionState {
+export interface ChatSessionState extends Readonly<LiveMark> {
   chatId: string;
   /** Friendly `session_*` id when the app's `startSession` returned one. */
   sessionId: string | undefined;
@@ -27,50 +30,18 @@ export interface ChatSessionState {
   tokenExpiresAt: number | undefined;
   /** Last `seq_num` processed on `.out`, command and malformed records included. */
   lastEventId: number | undefined;
-  /** True while a turn this client started (or found) has not seen its turn-complete. */
-  turnLive: boolean;
   /**
-   * The live turn's append was answered (stored on `.in`): its reply may not have begun, so a
-   * reload resumes it without a settled-peek. False while the append is in flight.
+   * The chat's turns (sends, actions, queued actions, a turn found live), the live one and the
+   * few before it: the one source of the live mark below, and what persists of it. Written by
+   * the turn ledger's transitions (`TurnRecord`).
    */
-  turnStored: boolean;
-  /**
-   * This page stopped a turn it never saw end (see the transport): the next send skips that
-   * turn's late records. `started`: its reply had begun; `unstarted`: not yet.
-   */
-  stoppedTurn: 'started' | 'unstarted' | undefined;
-  /**
-   * The live turn's message while its append is unanswered (its `X-Part-Id` and serialised
-   * body): a reload sends it again under the same id, so the server stores it once, whether
-   * or not the first attempt arrived. Cleared when the append is answered or given up.
-   */
-  pendingAppend: { partId: string; body: string } | undefined;
-  /** `lastEventId` just before the live turn was sent: replaying from here rebuilds the turn. */
-  turnStartCursor: number | undefined;
-  /**
-   * The `.in` seq of the input the live turn answers (this page's append), once answered: a
-   * resumed turn is told from other inputs' turns by it, as its send was.
-   */
-  turnInSeq: number | undefined;
-  /**
-   * The highest `.in` seq answered at `turnStartCursor` (every input up to it had its turn
-   * before the live one), when known: a `turnInSeq` above it + 1 means inputs of others (another
-   * device, a steering message) sit between, and their turns come first.
-   */
-  turnPriorInSeq: number | undefined;
+  turns: readonly TurnRecord[];
   /**
    * The user message the live turn answers (its UI message as JSON), when the page that sent it
    * noted it: a page that shows the turn again (coming back, a reload, another tab) brings the
    * message back with the reply. Persisted only while the turn is live.
    */
   turnMessage: string | undefined;
-  /**
-   * Inputs (actions) stored while the live turn ran, by `.in` seq (`undefined`: the server gave
-   * none), oldest first: the agent answers each with a turn of its own after the live one, and
-   * each goes live in turn when the one before is over. Persisted, so a reload shows each
-   * queued output once. At most `MAX_QUEUED_TURNS`.
-   */
-  queuedTurns: readonly (number | undefined)[];
   status: ConnectionStatus;
   /** Live run id from the latest token's `read:runs:` scope. */
   runId: string | undefined;
@@ -84,12 +55,6 @@ export interface ChatSessionState {
 
 export type SessionStore = StoreApi<ChatSessionState>;
 
-/**
- * Queued turns a chat keeps (and persists): more actions than this behind one live turn are a
- * runaway loop, not a user; the ones beyond it are not resumed.
- */
-export const MAX_QUEUED_TURNS = 16;
-
 export function initialSessionState(chatId: string): ChatSessionState {
   return {
     chatId,
@@ -97,15 +62,9 @@ export function initialSessionState(chatId: string): ChatSessionState {
     token: undefined,
     tokenExpiresAt: undefined,
     lastEventId: undefined,
-    turnLive: false,
-    turnStored: false,
-    stoppedTurn: undefined,
-    pendingAppend: undefined,
-    turnStartCursor: undefined,
-    turnInSeq: undefined,
-    turnPriorInSeq: undefined,
+    ...NO_LIVE_MARK,
+    turns: [],
     turnMessage: undefined,
-    queuedTurns: [],
     status: { type: 'idle' },
     runId: undefined,
     lastError: undefined,
@@ -115,14 +74,37 @@ export function initialSessionState(chatId: string): ChatSessionState {
   };
 }
 
-/** A zustand vanilla store for one chat. React binds to it with `useStore`; nothing else here. */
+const LIVE_MARK_KEYS = Object.keys(NO_LIVE_MARK) as LiveMarkKey[];
+
+/**
+ * A zustand vanilla store for one chat. React binds to it with `useStore`; nothing else here.
+ * The live mark (`turnLive` and the fields beside it) is read from `turns` on every write
+ * that changes them, and a write of the mark itself is ignored: it is never set by hand.
+ */
 export function createSessionStore(chatId: string): SessionStore {
   const store = createStore<ChatSessionState>()(() => initialSessionState(chatId));
-  // The live turn's seqs describe that turn only: once it is over they go with it, whoever
-  // ended it, so a later turn marked live by any path never inherits them.
-  store.subscribe((next) => {
-    if (!next.turnLive && (next.turnInSeq !== undefined || next.turnPriorInSeq !== undefined))
-      store.setState({ turnInSeq: undefined, turnPriorInSeq: undefined });
-  });
+  const set = store.setState;
+  store.setState = ((partial: unknown, replace?: boolean) =>
+    set((state) => {
+      const patch = (
+        typeof partial === 'function' ? (partial as (s: ChatSessionState) => unknown)(state) : partial
+      ) as Partial<ChatSessionState>;
+      return withLiveMark(state, patch, replace === true);
+    }, replace as false)) as SessionStore['setState'];
   return store;
+}
+
+function withLiveMark(
+  state: ChatSessionState,
+  patch: Partial<ChatSessionState>,
+  replace: boolean,
+): Partial<ChatSessionState> {
+  let handWritten = false;
+  for (const key of LIVE_MARK_KEYS) if (key in patch) handWritten = true;
+  if (!handWritten && patch.turns === undefined) return patch;
+  const out: Record<string, unknown> = { ...patch };
+  for (const key of LIVE_MARK_KEYS) delete out[key];
+  const turns = patch.turns ?? (replace ? [] : state.turns);
+  if (turns === state.turns && !replace) return out as Partial<ChatSessionState>;
+  return { ...(out as Partial<ChatSessionState>), ...liveMark(turns) };
 }

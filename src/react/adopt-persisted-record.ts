@@ -1,3 +1,4 @@
+import { endLiveTurn, foundLiveTurn } from '../client/live-turn.js';
 import type { PersistedChatRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
 import type { ChatSessionState } from '../client/session-store.js';
@@ -38,17 +39,19 @@ export function adoptPersistedRecord(client: SessionClient, record: PersistedCha
   // The live turn's message (another tab's newer turn may have replaced it while this one was live).
   if (record.turnLive && (startsTurn || atLeastAsFar) && record.turnMessage !== state.turnMessage)
     patch.turnMessage = record.turnMessage;
+  if (Object.keys(patch).length > 0) client.store.setState(patch);
   if (startsTurn) {
-    patch.turnLive = true;
-    patch.turnStartCursor = record.turnStartCursor;
-    // The input the other tab's turn answers: a resume here tells that turn by it too.
-    patch.turnInSeq = record.turnInSeq;
-    patch.turnPriorInSeq = record.turnPriorInSeq;
+    // Found live in this tab's ledger (the record's live entry, read into the fields beside it),
+    // told by the input it answers as the other tab tells it.
+    foundLiveTurn(client.store, {
+      startCursor: record.turnStartCursor,
+      stored: false,
+      seq: record.turnInSeq,
+      priorSeq: record.turnPriorInSeq,
+    });
   } else if (!record.turnLive && state.turnLive && atLeastAsFar && remote !== local) {
     // The other tab read the turn to its end further than we did.
-    patch.turnLive = false;
-    patch.turnStartCursor = undefined;
+    endLiveTurn(client.store);
   }
-  if (Object.keys(patch).length > 0) client.store.setState(patch);
   return startsTurn;
 }

@@ -3,6 +3,7 @@ import type { AppendResult } from '../client/append-request.js';
 import { resolveEnvironment } from '../client/environment.js';
 import type { SessionEvent } from '../client/events.js';
 import { withHistoryCursor } from '../client/history-cursor.js';
+import { endLiveTurn } from '../client/live-turn.js';
 import type { SessionClient } from '../client/session-client.js';
 import { type ChatSessionState, initialSessionState } from '../client/session-store.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
@@ -253,8 +254,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       try {
         await this.sessionTransport.stop(this.chatId);
         const client = this.clientInstance;
-        if (client?.getState().turnLive === true)
-          client.store.setState({ turnLive: false, turnStartCursor: undefined });
+        if (client !== undefined) endLiveTurn(client.store, 'stopped');
       } finally {
         this.stopping = undefined;
       }

@@ -1,4 +1,5 @@
 import type { UIMessage } from 'ai';
+import { foundLiveTurn } from '../client/live-turn.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { type FollowedTurn, SessionFollower } from '../transport/session-follower.js';
 import type { ChatSessionHandle } from './chat-session-handle.js';
@@ -41,7 +42,7 @@ export function followOtherDevices<UI_MESSAGE extends UIMessage>(
     if (handle.remoteTurnHandler === undefined) return;
     // The chat learns of the turn as it learns of another tab's, from the record: live, stored,
     // starting at its first record, so `resumeStream()` replays it from there.
-    client.store.setState({ turnLive: true, turnStored: true, turnStartCursor: turn.seqNum - 1 });
+    foundLiveTurn(client.store, { startCursor: turn.seqNum - 1, stored: true });
     handle.remoteTurnHandler({ message: undefined });
   };
   const report = () => {

@@ -1,6 +1,7 @@
 import { Chat } from '@ai-sdk/react';
 import { generateId, type UIMessage } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
+import { foundLiveTurn } from '../client/live-turn.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionCallOptions } from '../transport/session-chat-transport.js';
 import type { ChatSessionHandle } from './chat-session-handle.js';
@@ -199,7 +200,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     if (mode === 'inject') return;
     const { client } = this.handle;
     const state = client.getState();
-    if (!state.turnLive) client.store.setState({ turnLive: true, turnStartCursor: state.lastEventId });
+    foundLiveTurn(client.store, { startCursor: state.lastEventId, stored: false });
     this.resume();
   }
 

@@ -1,5 +1,6 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { createParser } from 'eventsource-parser';
+import { markStoppedTurn } from '../client/live-turn.js';
 import type { SessionClient, StartSessionInput, StartSessionResult } from '../client/session-client.js';
 import { ConnectionError } from '../errors/connection-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
@@ -171,7 +172,7 @@ export class HeadStart {
       // Marked as a turn whose reply has not begun and whose turn-complete may still come (as
       // for a stopped send): on a wire without `seq` the next send then skips that
       // turn-complete instead of ending on it.
-      if (unnumbered) call.client.store.setState({ stoppedTurn: 'unstarted' });
+      if (unnumbered) markStoppedTurn(call.client.store, 'unstarted');
     };
     let cancelled = false;
     return new ReadableStream<UIMessageChunk>({

@@ -4,6 +4,7 @@ import { randomPartId } from '../client/environment.js';
 import type { HeadersOption } from '../client/http.js';
 import { SessionClient } from '../client/session-client.js';
 import type { ChatSessionState } from '../client/session-store.js';
+import { liveTurn, type TurnRecord } from '../client/turn-records.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import {
@@ -68,6 +69,8 @@ interface ChatEntry {
    * asked for, so its late arrival never ends a newer one.
    */
   ledger: TurnLedger;
+  /** The ledger entry each turn stream reads (its send, or the live turn it resumes). */
+  owners: WeakMap<TurnStream, TurnEntry>;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
   messageIds: Map<string, string>;
 }
@@ -155,20 +158,23 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await client.ready();
     const state = client.getState();
     if (state.closed || (state.token === undefined && state.sessionId === undefined)) return null;
-    const knownStart = state.turnLive;
+    // The ledger's live entry: the turn to resume, where its reply starts, its append's seq.
+    const live = liveTurn(state.turns);
+    const knownStart = live !== undefined;
+    const stored = live !== undefined && live.state !== 'sent';
     // This page's own send whose append was still unanswered when it went away: sent again under
     // its part id (stored once either way), so its reply is known to come.
-    const resend = knownStart && !state.turnStored ? state.pendingAppend : undefined;
+    const resend = knownStart && !stored ? state.pendingAppend : undefined;
     const resent = resend === undefined ? undefined : this.resendPending(entry, resend);
     // The turn of this page's own append (or another tab's, via the shared record) is told from
     // other inputs' turns by that append's seq, as its send was; else the first turn after its
     // start cursor is taken for it.
-    const own = knownStart ? this.ownInput(entry, state, resent) : undefined;
-    // The turn resumed is the one live on this page now (found at start, sent, or promoted).
-    const resumed = knownStart ? entry.ledger.current : undefined;
+    const own = live !== undefined ? this.ownInput(entry, live, resent) : undefined;
+    // The turn resumed is the ledger's live entry (found at start, sent, or promoted).
+    const resumed = live === undefined ? undefined : entry.ledger.entry(live.id);
     const turn = this.replace(entry, {
       client,
-      from: knownStart ? state.turnStartCursor : state.lastEventId,
+      from: live !== undefined ? live.startCursor : state.lastEventId,
       mode:
         own === undefined
           ? { type: 'replay', knownStart }
@@ -177,7 +183,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
               trigger: 'submit-message',
               resumed: true,
               attribution: {
-                edge: state.turnStartCursor ?? -1,
+                edge: live?.startCursor ?? -1,
                 // This turn's reply begins with its `start`: anything before it is the rest of an
                 // earlier turn (one this page stopped, another input's).
                 openAtCursor: true,
@@ -188,7 +194,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       // A settled peek closes before a reply that has not begun yet: never for a turn whose
       // append this chat saw stored (the spec: not right after a submit). A turn whose append
       // was still unanswered may never have reached the server: the peek tells.
-      peekSettled: !(knownStart && (state.turnStored || resend !== undefined)),
+      peekSettled: !(knownStart && (stored || resend !== undefined)),
       startedAt: client.environment.now(),
       onCancel: () => this.onDisconnect(entry, turn),
       onEnd: (outcome) => {
@@ -197,6 +203,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       },
       onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
     });
+    if (resumed !== undefined) entry.owners.set(turn, resumed);
     turn.start();
     if (own !== undefined) this.awaitOwnSeq(entry, turn, own.seq);
     // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
@@ -271,7 +278,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       result = await this.appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
     } catch (error) {
       entry.inSeq = undefined;
-      if (turn !== undefined) ledger.notStored(turn, error, false, before.turnStartCursor);
+      if (turn !== undefined) ledger.notStored(turn, error, false);
       throw error;
     }
     this.noteInSeq(entry, result.seq);
@@ -479,29 +486,21 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const wasLive = client.getState().turnLive && !ledger.stopping;
     const inSeqBefore = entry.inSeq;
     const kind = call.trigger === 'submit-message' ? 'message' : 'regenerate';
-    const pendingAppend = { partId, body };
     const expected = turn.expectedInSeq;
-    let own: TurnEntry;
-    if (!wasLive)
-      own = ledger.goLive(
-        kind,
-        {
+    // Its body is kept on its entry until the append is answered (a reload sends it again).
+    const own = wasLive
+      ? // The live mark stays the earlier turn's (a resume shows that one first).
+        ledger.open(kind, { partId, body })
+      : ledger.goLive(kind, {
           partId,
+          body,
           // Records up to the edge found before the append (earlier turns, read while locating)
           // are not this turn's: a resume starts after them.
           startCursor: laterCursor(turn.edgeCursor, before.lastEventId),
           priorSeq: expected === undefined ? undefined : expected - 1,
-        },
-        { pendingAppend },
-      );
-    else {
-      // The live mark stays the earlier turn's (a resume shows that one first).
-      own = ledger.open(kind, { partId });
-      client.store.setState({ pendingAppend });
-    }
+        });
     sent = own;
-    const settlePending = (patch: Partial<ChatSessionState>) =>
-      settlePendingAppend(client, pendingAppend, patch);
+    entry.owners.set(turn, own);
     // The stream is returned now, not when the append is answered: a slow or retried append
     // never holds back a reply that is already streaming. Its failure errors the stream.
     client
@@ -519,12 +518,11 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         (result: AppendResult) => {
           appended = true;
           this.noteInSeq(entry, result.seq);
-          ledger.stored(own, result.seq, settlePending);
+          ledger.stored(own, result.seq);
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
           entry.inSeq = undefined; // it may have been stored before the failure
-          settlePending({});
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
           if (ledger.stoppedSend() === own && refusedForGood(error)) {
@@ -532,7 +530,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
             ledger.clearStoppedSends();
           }
           // Not stored (or nothing of it seen): the turn is not live after all.
-          ledger.notStored(own, error, turn.started, before.turnStartCursor);
+          ledger.notStored(own, error, turn.started);
           turn.appendFailed(error);
           if (entry.active === turn) entry.active = undefined;
         },
@@ -567,18 +565,19 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * goes on (its liveness watch bounds it).
    */
   private resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
-    const { client } = entry;
-    const settle = (patch: Partial<ChatSessionState>) => settlePendingAppend(client, pending, patch);
+    const { client, ledger } = entry;
+    const owner = client.getState().turns.find((record) => record.partId === pending.partId);
+    const target = owner === undefined ? undefined : ledger.entry(owner.id);
     return client.appendBody(pending.body, 'message', { partId: pending.partId }).then(
       (result): AppendAnswer => {
         this.noteInSeq(entry, result.seq);
-        settle(client.getState().turnLive ? { turnStored: true, turnInSeq: result.seq } : {});
+        if (target !== undefined) ledger.answer(target, { ok: true, seq: result.seq });
         return { ok: true, seq: result.seq };
       },
       (error: unknown): AppendAnswer => {
         entry.inSeq = undefined;
-        if (refusedForGood(error)) settle({ turnLive: false, turnStored: false, turnStartCursor: undefined });
-        else settle({});
+        // Refused outright: it never was stored, and its turn is not live.
+        if (target !== undefined && refusedForGood(error)) ledger.move(target, { type: 'refused' });
         if (isDurableChatError(error))
           client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
         else
@@ -596,13 +595,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    */
   private ownInput(
     entry: ChatEntry,
-    state: ChatSessionState,
+    live: TurnRecord,
     resent: Promise<AppendAnswer> | undefined,
   ): OwnInput | undefined {
-    const priorSeq = state.turnPriorInSeq;
-    if (state.turnInSeq !== undefined) return { seq: state.turnInSeq, priorSeq };
+    const { priorSeq } = live;
+    if (live.seq !== undefined) return { seq: live.seq, priorSeq };
     if (resent !== undefined) return { seq: resent, priorSeq };
-    const { answer } = entry.ledger.current;
+    const { answer } = entry.ledger.entry(live.id) ?? entry.ledger.current;
     return answer === undefined ? undefined : { seq: answer, priorSeq };
   }
 
@@ -657,7 +656,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const turn: TurnStream = new TurnStream({
       ...options,
       coalesceDeltas: this.options.coalesceDeltas,
-      onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq),
+      onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq, entry.owners.get(turn)),
     });
     entry.active = turn;
     return turn;
@@ -769,6 +768,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       inSeq: undefined,
       side: { count: 0, inFlight: 0, maxSeq: -1 },
       ledger: new TurnLedger(client.store),
+      owners: new WeakMap(),
       messageIds: new Map(),
     };
     this.chats.set(chatId, entry);
@@ -792,22 +792,10 @@ function stoppedTurnMark(active: TurnStream | undefined, state: ChatSessionState
 /** A turn stream ended: its ledger entry moves with how (see `TurnLedger`). */
 function settleEntry(ledger: TurnLedger, entry: TurnEntry, turn: TurnStream, outcome: TurnOutcome): void {
   if (turn.started) ledger.move(entry, { type: 'started' });
-  switch (outcome) {
-    case 'completed':
-    case 'rejected':
-      ledger.move(entry, { type: 'completed' });
-      return;
-    case 'stopped':
-      ledger.move(entry, { type: 'stopped' });
-      return;
-    case 'failed':
-    case 'run-gone':
-      ledger.move(entry, { type: 'failed' });
-      return;
-    default:
-      // Released, cancelled or drained: this page let go; the turn goes on without it.
-      return;
-  }
+  // Its turn-complete read: live until its consumer has every chunk (`over`). A stop ends it
+  // once stored; a run gone or a rejection ends the chat's live turn (the stream does).
+  // Released, cancelled, drained or a failed reader: this page let go; the turn goes on.
+  if (outcome === 'completed' || outcome === 'rejected') ledger.move(entry, { type: 'read' });
 }
 
 function laterCursor(a: number | undefined, b: number | undefined): number | undefined {
@@ -820,14 +808,4 @@ function refusedForGood(error: unknown): boolean {
   if (!isDurableChatError(error)) return false;
   const status = error.status;
   return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
-}
-
-/** Clears the saved unanswered append (with `patch`) unless a newer send replaced it. */
-function settlePendingAppend(
-  client: SessionClient,
-  pending: ChatSessionState['pendingAppend'],
-  patch: Partial<ChatSessionState>,
-): void {
-  if (client.getState().pendingAppend === pending)
-    client.store.setState({ pendingAppend: undefined, ...patch });
 }

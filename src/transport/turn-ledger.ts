@@ -1,41 +1,29 @@
-import { type ChatSessionState, MAX_QUEUED_TURNS, type SessionStore } from '../client/session-store.js';
+import { endLiveTurn, markStoppedTurn, writeTurns } from '../client/live-turn.js';
+import type { SessionStore } from '../client/session-store.js';
+import {
+  endLive,
+  isLiveTurn,
+  liveTurn,
+  MAX_QUEUED_TURNS,
+  moveTurn,
+  nextTurnId,
+  type TurnEvent,
+  type TurnKind,
+  type TurnRecord,
+  type TurnState,
+} from '../client/turn-records.js';
 
 /** How an append ended, for a resumed turn waiting for its seq. */
 export type AppendAnswer = { ok: true; seq: number | undefined } | { ok: false; error: unknown };
 
+export type { TurnEvent as TurnEntryEvent, TurnKind as TurnEntryKind, TurnState as TurnEntryState };
+
 /**
- * What made a turn live on this page: its own append (`message`, `regenerate`, `action`), an
- * action queued behind an earlier turn (`queued`), or nothing this page appended (`found`: the
- * turn the persisted record or another tab says is live when this page starts).
+ * One turn of the ledger as this page handles it: its persisted entry (`TurnRecord`, in the
+ * store, read through `record`) and what only this page holds (its append's answer, its stop).
  */
-export type TurnEntryKind = 'message' | 'regenerate' | 'action' | 'queued' | 'found';
-
-export type TurnEntryState = 'sent' | 'stored' | 'started' | 'completed' | 'stopped' | 'failed';
-
-/** What happened to a turn's append or its reply. */
-export type TurnEntryEvent =
-  | { type: 'answered'; seq: number | undefined }
-  | { type: 'refused' }
-  | { type: 'started' }
-  | { type: 'completed' }
-  | { type: 'stopped' }
-  | { type: 'failed' };
-
-/** One turn that went live on this page, in the order they did. */
-export interface TurnEntry {
-  readonly kind: TurnEntryKind;
-  /** Counts from 0 (the `found` entry every ledger starts with). */
-  readonly generation: number;
-  /** The append's `X-Part-Id`, when this page appended it. */
-  readonly partId: string | undefined;
-  /** The append's `.in` seq, once answered (`undefined`: unknown, or the server gave none). */
-  seq: number | undefined;
-  state: TurnEntryState;
-  /**
-   * The append's answer, when the turn took the chat's live mark as it went out: a resume of
-   * that turn meanwhile waits for its seq. `undefined` for a send that went out while another
-   * turn was live (the mark, and a resume, stay that turn's).
-   */
+export class TurnEntry {
+  /** The append's answer, when the turn took the chat's live mark as it went out. */
   readonly answer: Promise<AppendAnswer> | undefined;
   /** The stop appended for this turn while it is on its way: a second request is the same stop. */
   stop: Promise<void> | undefined;
@@ -44,52 +32,80 @@ export interface TurnEntry {
    * A refusal of the append, or a stop stored right after that seq, shows it was never stored.
    */
   stoppedBefore: { inSeq: number | undefined } | undefined;
-}
+  readonly id: number;
+  readonly kind: TurnKind;
+  readonly partId: string | undefined;
+  private last: TurnRecord;
 
-/** Entries kept besides the current one: enough for a stop's or an answer's late arrival. */
-const KEPT_ENTRIES = 8;
-
-/**
- * A chat's turns as this page knows them: one entry per turn that went live (a send, an
- * action, a queued action promoted, the turn found live at start), the last one current. A
- * stop, an append's answer and a resume belong to the entry that was current when they were
- * asked for, so a late acknowledgement never ends a newer turn.
- *
- * | state \ event | answered        | refused | started | completed | stopped | failed |
- * |---------------|-----------------|---------|---------|-----------|---------|--------|
- * | sent          | stored (seq)    | failed  | started | completed | stopped | failed |
- * | stored        | – (seq)         | –       | started | completed | stopped | failed |
- * | started       | – (seq)         | –       | –       | completed | stopped | failed |
- * | completed     | – (seq)         | –       | –       | –         | –       | –      |
- * | stopped       | – (seq)         | –       | –       | –         | –       | –      |
- * | failed        | – (seq)         | –       | –       | –         | –       | –      |
- *
- * `answered` records the seq in every state (a reply may stream, even end, before its append is
- * answered); `refused` (the append failed for good) fails only a turn nothing of which was seen.
- *
- * The chat's live mark (the store's `turnLive`, `turnStored`, `turnStartCursor`, `turnInSeq`,
- * `turnPriorInSeq`) is written by these transitions on the transport's side: `goLive` (sent, it
- * takes the mark), `stored` (answered), `notStored` (refused or failed before anything of it
- * showed: the mark goes back), `stopStored` (its stop is stored), `over` (a turn read to its own
- * turn-complete, every chunk taken). A turn stream still clears it itself when a resumed turn
- * proves to be long over (trimmed, settled, another session). The stopped mark (`stoppedTurn`: a turn this page stopped but never
- * saw end) is the ledger's too (`markStopped`).
- *
- * Actions stored while a turn is live wait behind it, by seq, in the chat's store
- * (`queuedTurns`), which persists them: `promote` makes the next one current once the live turn
- * is over, here or on a page reloaded meanwhile.
- */
-export class TurnLedger {
-  private readonly entries: TurnEntry[] = [];
-  private readonly settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
-
-  constructor(private readonly store: SessionStore) {
-    this.entries.push(newEntry('found', 0, undefined, undefined, 'stored', undefined));
+  constructor(
+    private readonly store: SessionStore,
+    record: TurnRecord,
+    answer: Promise<AppendAnswer> | undefined,
+  ) {
+    this.last = record;
+    this.answer = answer;
+    this.id = record.id;
+    this.kind = record.kind;
+    this.partId = record.partId;
   }
 
-  /** The turn that went live last on this page (the `found` one before any did). */
+  /** The persisted entry (the last one seen, once the bounded ledger has dropped it). */
+  get record(): TurnRecord {
+    const found = this.store.getState().turns.find((record) => record.id === this.id);
+    if (found !== undefined) this.last = found;
+    return this.last;
+  }
+
+  get state(): TurnState {
+    return this.record.state;
+  }
+
+  get seq(): number | undefined {
+    return this.record.seq;
+  }
+}
+
+/**
+ * A chat's turn ledger: its entries (`TurnRecord`, see the transition table there) live in the
+ * chat's store, bounded (the live and queued turns and the few before them), and persist with
+ * its record, so a reload restores sends, stops and queued actions. The chat's live mark
+ * (`turnLive`, `turnStored`, `turnStartCursor`, `turnInSeq`, `turnPriorInSeq`,
+ * `pendingAppend`, `stoppedTurn`, `queuedTurns`) is read from them, never written by hand.
+ * The current entry is the turn that went live last on this page (or was restored); a stop,
+ * an append's answer and a resume belong to the entry that was current when they were asked
+ * for, so a late acknowledgement never ends a newer turn.
+ *
+ * Transitions that move more than one entry:
+ * - `goLive`: a send or an action takes the mark; a live turn whose stop is on its way is
+ *   `stopped` for this page.
+ * - `stopStored` of the current entry: every live entry is `stopped`.
+ * - `over` (a turn read to its own turn-complete, every chunk taken): that entry and every one
+ *   before it are `over`; the first live entry after it (a send that went out behind it) starts
+ *   after its end; with none, the first queued action is `promoted`.
+ * - Writers that hold only the store (a turn stream finding its turn long over, the React
+ *   hooks, another tab's record) use `client/live-turn.ts`: `endLiveTurn`, `foundLiveTurn`,
+ *   `updateLiveTurn`, `markStoppedTurn`.
+ */
+export class TurnLedger {
+  private readonly handles = new Map<number, TurnEntry>();
+  private readonly settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
+  /** Ids this page gave out (a bounded ledger may have dropped the entry with the highest). */
+  private issued = 0;
+  /** Stands for "no turn yet": nothing to stop, nothing to wait for. */
+  private readonly none: TurnEntry;
+
+  constructor(private readonly store: SessionStore) {
+    this.none = new TurnEntry(store, { id: -1, kind: 'found', state: 'over' }, undefined);
+  }
+
+  /** The turn that went live last (restored from the record, or on this page). */
   get current(): TurnEntry {
-    return this.entries[this.entries.length - 1] as TurnEntry;
+    const { turns } = this.store.getState();
+    for (let index = turns.length - 1; index >= 0; index--) {
+      const record = turns[index] as TurnRecord;
+      if (record.state !== 'queued') return this.handle(record);
+    }
+    return this.none;
   }
 
   /** A stop for the current turn is on its way. */
@@ -97,11 +113,44 @@ export class TurnLedger {
     return this.current.stop !== undefined;
   }
 
+  /** The entry with `id`, when the ledger still holds it. */
+  entry(id: number): TurnEntry | undefined {
+    const record = this.store.getState().turns.find((candidate) => candidate.id === id);
+    return record === undefined ? undefined : this.handle(record);
+  }
+
   /**
-   * A turn goes live: a send or an action going out (`sent`, `awaited`: it takes the chat's live
-   * mark, so a resume meanwhile waits for its answer), or a queued action (`stored`, its seq known).
+   * A turn goes out (`sent`) or is found (`stored`), or an action waits behind the live turn
+   * (`queued`). `awaited`: it takes the chat's live mark, so a resume meanwhile waits for its
+   * answer. `body`: its append, sent again after a reload while unanswered.
    */
-  open(kind: TurnEntryKind, options: { partId?: string; seq?: number; awaited?: boolean } = {}): TurnEntry {
+  open(
+    kind: TurnKind,
+    options: {
+      partId?: string;
+      seq?: number;
+      awaited?: boolean;
+      body?: string;
+      startCursor?: number;
+      priorSeq?: number;
+      state?: TurnState;
+    } = {},
+  ): TurnEntry {
+    const { turns } = this.store.getState();
+    const id = nextTurnId(turns, this.issued);
+    this.issued = id + 1;
+    const state: TurnState =
+      options.state ?? (kind === 'found' ? 'stored' : kind === 'queued' ? 'queued' : 'sent');
+    const record = {
+      id,
+      kind,
+      state,
+      partId: options.partId,
+      seq: options.seq,
+      priorSeq: options.priorSeq,
+      startCursor: options.startCursor,
+      body: options.body,
+    };
     let settle: ((answer: AppendAnswer) => void) | undefined;
     const answer =
       options.awaited === true
@@ -109,76 +158,57 @@ export class TurnLedger {
             settle = resolve;
           })
         : undefined;
-    const state: TurnEntryState = kind === 'queued' || kind === 'found' ? 'stored' : 'sent';
-    const entry = newEntry(kind, this.current.generation + 1, options.partId, options.seq, state, answer);
+    const entry = new TurnEntry(this.store, record, answer);
     if (settle !== undefined) this.settlers.set(entry, settle);
-    this.entries.push(entry);
-    if (this.entries.length > KEPT_ENTRIES + 1) this.entries.shift();
+    this.handles.set(id, entry);
+    writeTurns(this.store, [...turns, record]);
+    this.forgetDropped();
     return entry;
   }
 
   /**
    * A send or an action goes out and takes the chat's live mark: its turn starts after
-   * `startCursor`, every input up to `priorSeq` was answered before it (when known). `extra` is
-   * written with it (a send's saved append). A reload or a resume meanwhile knows it is live.
+   * `startCursor`, every input up to `priorSeq` was answered before it (when known). A reload
+   * or a resume meanwhile knows it is live.
    */
   goLive(
     kind: 'message' | 'regenerate' | 'action',
-    mark: { partId?: string; startCursor: number | undefined; priorSeq: number | undefined },
-    extra: Partial<ChatSessionState> = {},
+    mark: { partId?: string; startCursor: number | undefined; priorSeq: number | undefined; body?: string },
   ): TurnEntry {
-    const entry = this.open(kind, { partId: mark.partId, awaited: true });
-    this.store.setState({
-      turnLive: true,
-      turnStored: false,
-      turnStartCursor: mark.startCursor,
-      turnInSeq: undefined,
-      turnPriorInSeq: mark.priorSeq,
-      ...extra,
-    });
-    return entry;
+    // A live turn here is one whose stop is on its way: this send is the live one now.
+    writeTurns(this.store, endLive(this.store.getState().turns, 'stopped'));
+    return this.open(kind, { ...mark, awaited: true });
   }
 
   /**
-   * The append of `entry` was answered with `seq`: while it is the live turn, the mark says so
-   * (and names the seq, when the entry took the mark). `write` applies the patch (a send's clears
-   * its saved append with it); by default the store, when there is anything to write.
+   * The append of `entry` was answered with `seq`. Sent behind a live turn whose own append
+   * this page never saw answered: `.in` holds an input after that turn's, so its reply comes
+   * (a resume of it does not peek).
    */
-  stored(
-    entry: TurnEntry,
-    seq: number | undefined,
-    write?: (patch: Partial<ChatSessionState>) => void,
-  ): void {
-    const state = this.store.getState();
-    let patch: Partial<ChatSessionState> = {};
-    if (state.turnLive && this.isCurrent(entry)) {
-      if (entry.answer !== undefined) patch = { turnStored: true, turnInSeq: seq };
-      else if (!state.turnStored) patch = { turnStored: true };
-    }
-    if (write !== undefined) write(patch);
-    else if (Object.keys(patch).length > 0) this.store.setState(patch);
+  stored(entry: TurnEntry, seq: number | undefined): void {
     this.answer(entry, { ok: true, seq });
+    const live = liveTurn(this.store.getState().turns);
+    if (live !== undefined && live.id < entry.id && live.state === 'sent') {
+      const earlier = this.entry(live.id);
+      if (earlier !== undefined) this.move(earlier, { type: 'answered', seq: live.seq });
+    }
   }
 
   /**
-   * The append of `entry` failed (after its retries). A turn that took the mark, nothing of
-   * which showed (`started`), is not live after all while it is current: the mark goes back to
-   * `restoreCursor` (the start cursor before it went out).
+   * The append of `entry` failed (after its retries): nothing of it showed (`started` false),
+   * so it is not live after all (`refused`); what showed keeps it live, bounded by its watch.
    */
-  notStored(entry: TurnEntry, error: unknown, started: boolean, restoreCursor: number | undefined): void {
+  notStored(entry: TurnEntry, error: unknown, started: boolean): void {
     this.answer(entry, { ok: false, error });
     if (started) this.move(entry, { type: 'started' });
+    if (this.store.getState().closed) return;
     this.move(entry, { type: 'refused' });
-    const took = entry.answer !== undefined;
-    if (took && !started && this.isCurrent(entry) && !this.store.getState().closed)
-      this.store.setState({ turnLive: false, turnStored: false, turnStartCursor: restoreCursor });
   }
 
   /** The stop appended for `entry` is stored: while it is current, the chat is not live. */
   stopStored(entry: TurnEntry): void {
     this.move(entry, { type: 'stopped' });
-    if (this.isCurrent(entry) && !this.store.getState().closed)
-      this.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+    if (this.isCurrent(entry) && !this.store.getState().closed) endLiveTurn(this.store, 'stopped');
   }
 
   /** The entry is still the one live on this page (no newer turn went live since). */
@@ -193,25 +223,18 @@ export class TurnLedger {
     this.settlers.delete(entry);
   }
 
-  /** The one transition function: see the table in the class comment. */
-  move(entry: TurnEntry, event: TurnEntryEvent): void {
-    if (event.type === 'answered') {
-      entry.seq = event.seq;
-      if (entry.state === 'sent') entry.state = 'stored';
-      return;
-    }
-    const { state } = entry;
-    if (state === 'completed' || state === 'stopped' || state === 'failed') return;
-    switch (event.type) {
-      case 'refused':
-        if (state === 'sent') entry.state = 'failed';
-        return;
-      case 'started':
-        entry.state = 'started';
-        return;
-      default:
-        entry.state = event.type;
-    }
+  /** Moves `entry` by `event` (see the table on `TurnRecord`). */
+  move(entry: TurnEntry, event: TurnEvent): void {
+    const { turns } = this.store.getState();
+    const index = turns.findIndex((record) => record.id === entry.id);
+    if (index < 0) return;
+    const before = turns[index] as TurnRecord;
+    const after = moveTurn(before, event);
+    if (after === before) return;
+    writeTurns(
+      this.store,
+      turns.map((record, at) => (at === index ? after : record)),
+    );
   }
 
   /**
@@ -220,22 +243,26 @@ export class TurnLedger {
    * ends (`promote`).
    */
   queue(seq: number | undefined): void {
-    const { closed, turnLive, queuedTurns, lastEventId } = this.store.getState();
+    const { closed, turns, lastEventId } = this.store.getState();
     if (closed) return;
-    if (!turnLive) {
-      this.goLiveQueued(seq, lastEventId, undefined);
+    if (!turns.some(isLiveTurn)) {
+      this.open('queued', { seq, state: 'stored', startCursor: lastEventId });
       return;
     }
-    if (queuedTurns.length < MAX_QUEUED_TURNS) this.store.setState({ queuedTurns: [...queuedTurns, seq] });
+    if (turns.filter((record) => record.state === 'queued').length < MAX_QUEUED_TURNS)
+      this.open('queued', { seq });
   }
 
   /**
    * A turn read to its own turn-complete (at `endCursor`, having consumed `.in` up to
-   * `consumedSeq`) is over for this page, its consumer has every chunk: the chat is not live,
-   * unless an action queued behind it goes live now (`promote`).
+   * `consumedSeq`) is over for this page, its consumer has every chunk, and so is every turn
+   * that went live before it (`owner`: the entry it read; without one, every live turn). A send
+   * that went out behind it is the live turn now, its reply after this one's end; else an
+   * action queued behind it goes live (`promote`).
    */
-  over(endCursor: number | undefined, consumedSeq: number | undefined): void {
-    this.store.setState({ turnLive: false, turnStartCursor: undefined });
+  over(endCursor: number | undefined, consumedSeq: number | undefined, owner?: TurnEntry): void {
+    if (owner === undefined) endLiveTurn(this.store, 'over');
+    else writeTurns(this.store, overThrough(this.store.getState().turns, owner.id, endCursor, consumedSeq));
     this.promote(endCursor, consumedSeq);
   }
 
@@ -244,66 +271,91 @@ export class TurnLedger {
    * `consumedSeq`): the next queued action's turn is the live one now.
    */
   promote(endCursor: number | undefined, consumedSeq: number | undefined): void {
-    const { turnLive, queuedTurns } = this.store.getState();
-    if (queuedTurns.length === 0 || turnLive) return;
-    const [seq, ...rest] = queuedTurns;
-    this.store.setState({ queuedTurns: rest });
-    this.goLiveQueued(seq, endCursor, consumedSeq);
+    const { turns } = this.store.getState();
+    if (turns.some(isLiveTurn)) return;
+    const index = turns.findIndex((record) => record.state === 'queued');
+    if (index < 0) return;
+    const promoted = moveTurn(turns[index] as TurnRecord, {
+      type: 'promoted',
+      startCursor: endCursor,
+      priorSeq: consumedSeq,
+    });
+    writeTurns(
+      this.store,
+      turns.map((record, at) => (at === index ? promoted : record)),
+    );
   }
 
   /** Nothing queued is resumed: the user stopped, or a send reads past those turns. */
   clearQueue(): void {
-    if (this.store.getState().queuedTurns.length > 0) this.store.setState({ queuedTurns: [] });
-  }
-
-  private goLiveQueued(
-    seq: number | undefined,
-    startCursor: number | undefined,
-    priorSeq: number | undefined,
-  ): void {
-    this.open('queued', { seq });
-    this.store.setState({
-      turnLive: true,
-      turnStored: true,
-      turnStartCursor: startCursor,
-      turnInSeq: seq,
-      turnPriorInSeq: priorSeq === undefined || seq === undefined || priorSeq >= seq ? undefined : priorSeq,
-    });
+    const { turns } = this.store.getState();
+    if (turns.some((record) => record.state === 'queued'))
+      writeTurns(
+        this.store,
+        turns.filter((record) => record.state !== 'queued'),
+      );
   }
 
   /**
-   * This page stopped a turn it never saw end: once the stop is stored the chat is no longer
-   * live, but that turn's turn-complete (or a tool's late output) may still be on its way. The
-   * next send skips it (`started`: the turn was open at the cursor; `unstarted`: its reply had
-   * not begun). In the store, so it persists: a reload between the stop and the next send skips
-   * it too. `undefined` clears it.
+   * This page stopped the current turn and never saw it end: once the stop is stored the chat
+   * is no longer live, but that turn's turn-complete (or a tool's late output) may still be on
+   * its way. The next send skips it (`started`: the turn was open at the cursor; `unstarted`:
+   * its reply had not begun). On the entry, so it persists. `undefined` clears it.
    */
   markStopped(mark: 'started' | 'unstarted' | undefined): void {
-    if (this.store.getState().stoppedTurn !== mark) this.store.setState({ stoppedTurn: mark });
+    markStoppedTurn(this.store, mark);
   }
 
   /** The send whose abort marked a turn stopped, while that mark may still prove wrong. */
   stoppedSend(): TurnEntry | undefined {
-    for (let index = this.entries.length - 1; index >= 0; index--) {
-      const entry = this.entries[index] as TurnEntry;
-      if (entry.stoppedBefore !== undefined) return entry;
-    }
-    return undefined;
+    let found: TurnEntry | undefined;
+    for (const entry of this.handles.values()) if (entry.stoppedBefore !== undefined) found = entry;
+    return found;
   }
 
   /** Forgets every send's stopped mark (a newer send, or the mark proved wrong). */
   clearStoppedSends(): void {
-    for (const entry of this.entries) entry.stoppedBefore = undefined;
+    for (const entry of this.handles.values()) entry.stoppedBefore = undefined;
+  }
+
+  private handle(record: TurnRecord): TurnEntry {
+    let entry = this.handles.get(record.id);
+    if (entry === undefined) {
+      entry = new TurnEntry(this.store, record, undefined);
+      this.handles.set(record.id, entry);
+    }
+    return entry;
+  }
+
+  /** Handles of entries the bounded ledger dropped (a late answer still reaches its own). */
+  private forgetDropped(): void {
+    if (this.handles.size <= 32) return;
+    const kept = new Set(this.store.getState().turns.map((record) => record.id));
+    for (const [id, entry] of this.handles)
+      if (!kept.has(id) && !this.settlers.has(entry) && entry.stop === undefined) this.handles.delete(id);
   }
 }
 
-function newEntry(
-  kind: TurnEntryKind,
-  generation: number,
-  partId: string | undefined,
-  seq: number | undefined,
-  state: TurnEntryState,
-  answer: Promise<AppendAnswer> | undefined,
-): TurnEntry {
-  return { kind, generation, partId, seq, state, answer, stop: undefined, stoppedBefore: undefined };
+/** `over` of the entry `ownerId` and every one before it; the next live one starts after `endCursor`. */
+function overThrough(
+  turns: readonly TurnRecord[],
+  ownerId: number,
+  endCursor: number | undefined,
+  consumedSeq: number | undefined,
+): readonly TurnRecord[] {
+  let next = true;
+  return turns.map((record) => {
+    if (record.id <= ownerId) return moveTurn(record, { type: 'over' });
+    if (!next || !isLiveTurn(record)) return record;
+    next = false;
+    const startCursor =
+      record.startCursor === undefined || (endCursor !== undefined && endCursor > record.startCursor)
+        ? endCursor
+        : record.startCursor;
+    const answeredBefore =
+      consumedSeq !== undefined && (record.seq === undefined || consumedSeq < record.seq)
+        ? consumedSeq
+        : undefined;
+    return { ...record, startCursor, priorSeq: record.priorSeq ?? answeredBefore };
+  });
 }

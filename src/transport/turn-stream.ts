@@ -1,6 +1,6 @@
 import type { UIMessageChunk } from 'ai';
+import { endLiveTurn, updateLiveTurn } from '../client/live-turn.js';
 import type { SessionClient } from '../client/session-client.js';
-import type { ChatSessionState } from '../client/session-store.js';
 import { TurnRejectedError } from '../errors/connection-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { RunGoneError } from '../errors/run-gone-error.js';
@@ -556,7 +556,7 @@ export class TurnStream {
     if (this.phase.type !== 'streaming') return;
     this.turnOver = true;
     this.end('drained');
-    client.store.setState({ turnLive: false, turnStartCursor: undefined });
+    endLiveTurn(client.store);
   }
 
   /**
@@ -569,7 +569,7 @@ export class TurnStream {
     const { mode, client } = this.options;
     if (mode.type === 'replay' || mode.resumed === true) {
       this.turnOver = true;
-      client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+      endLiveTurn(client.store);
       this.end('drained');
       return;
     }
@@ -581,7 +581,7 @@ export class TurnStream {
     this.othersUntil = undefined;
     this.othersHeld = [];
     this.holdUntilStored = false;
-    if (client.getState().turnLive) client.store.setState({ turnStartCursor: undefined });
+    updateLiveTurn(client.store, { startCursor: undefined });
   }
 
   private onConnection(open: boolean): void {
@@ -827,7 +827,7 @@ export class TurnStream {
     if (seq === this.edge + 1) this.edge = seq;
     const { store } = this.options.client;
     const state = store.getState();
-    if (state.turnLive && state.turnStartCursor === seq - 1) store.setState({ turnStartCursor: seq });
+    if (state.turnLive && state.turnStartCursor === seq - 1) updateLiveTurn(store, { startCursor: seq });
   }
 
   /**
@@ -835,9 +835,11 @@ export class TurnStream {
    * it, so a resume from there needs neither to read nor to skip it.
    */
   private liveTurnStartsAfter(seqNum: number, inEventId: number | undefined): void {
-    const patch: Partial<ChatSessionState> = { turnStartCursor: seqNum, turnPriorInSeq: inEventId };
-    if (this.appendSeq !== undefined) patch.turnInSeq = this.appendSeq;
-    this.options.client.store.setState(patch);
+    const change = { startCursor: seqNum, priorSeq: inEventId };
+    updateLiveTurn(
+      this.options.client.store,
+      this.appendSeq === undefined ? change : { ...change, seq: this.appendSeq },
+    );
   }
 
   private upgraded(record: ControlRecord): void {
@@ -1036,7 +1038,7 @@ export class TurnStream {
           !this.firstChunkSeen &&
           !client.getState().closed
         )
-          client.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+          endLiveTurn(client.store);
         this.outbox.close();
         return;
       case 'stopped':
@@ -1078,7 +1080,7 @@ export class TurnStream {
     }
     if (isDurableChatError(error) && (error.code === 'TURN_REJECTED' || error.code === 'RUN_GONE')) {
       // The turn is over on the server: nothing to resume.
-      client.store.setState({ turnLive: false, turnStartCursor: undefined });
+      endLiveTurn(client.store);
     }
     if (isDurableChatError(error)) client.emit({ type: 'error', chatId: client.chatId, error, fatal: true });
     this.controller.error(reported);

@@ -21,6 +21,9 @@ const record: PersistedChatRecord = {
   closedReason: null,
 };
 
+/** `record` read back: its live turn as the ledger's one entry. */
+const loaded = { ...record, turns: [{ id: 0, kind: 'found', state: 'stored', startCursor: 7 }] };
+
 function fakeStorage() {
   const items = new Map<string, string>();
   return {
@@ -33,13 +36,17 @@ function fakeStorage() {
 
 describe('parsePersistedRecord', () => {
   it('accepts a record, as an object or as JSON text', () => {
-    expect(parsePersistedRecord(record, 'c1')).toEqual(record);
-    expect(parsePersistedRecord(JSON.stringify(record), 'c1')).toEqual({ ...record });
+    expect(parsePersistedRecord(record, 'c1')).toEqual(loaded);
+    expect(parsePersistedRecord(JSON.stringify(record), 'c1')).toEqual(loaded);
   });
 
   it('reads a record written before `turnStored` existed as not stored (a resume then peeks)', () => {
     const { turnStored: _, ...older } = record;
-    expect(parsePersistedRecord(older, 'c1')).toEqual({ ...record, turnStored: false });
+    expect(parsePersistedRecord(older, 'c1')).toEqual({
+      ...record,
+      turnStored: false,
+      turns: [{ id: 0, kind: 'found', state: 'sent', startCursor: 7 }],
+    });
   });
 
   it('keeps the live turn’s own `.in` seqs (0 included) and drops unusable ones without discarding the record', () => {
@@ -59,6 +66,60 @@ describe('parsePersistedRecord', () => {
       const parsed = parsePersistedRecord({ ...record, queuedTurns: bad }, 'c1');
       expect(parsed).toMatchObject({ turnLive: true, queuedTurns: undefined });
     }
+  });
+
+  it('reads a record of the released format (no `turns`) into ledger entries: the stopped turn, the live one with its unanswered append, the queued actions', () => {
+    const released = {
+      ...record,
+      turnStored: false,
+      stoppedTurn: 'started',
+      pendingAppend: { partId: 'part-1', body: '{"type":"submit"}' },
+      turnPriorInSeq: 2,
+      queuedTurns: [4, null],
+    };
+    const parsed = parsePersistedRecord(JSON.stringify(released), 'c1') as PersistedChatRecord;
+    expect(parsed.turns).toEqual([
+      { id: 0, kind: 'found', state: 'stopped', stopMark: 'started' },
+      {
+        id: 1,
+        kind: 'message',
+        state: 'sent',
+        partId: 'part-1',
+        body: '{"type":"submit"}',
+        priorSeq: 2,
+        startCursor: 7,
+      },
+      { id: 2, kind: 'queued', state: 'queued', seq: 4 },
+      { id: 3, kind: 'queued', state: 'queued' },
+    ]);
+    // The fields beside `turns` are read from it: the same as the released record said.
+    expect(parsed).toMatchObject({
+      turnLive: true,
+      turnStored: false,
+      stoppedTurn: 'started',
+      pendingAppend: released.pendingAppend,
+      turnStartCursor: 7,
+      turnPriorInSeq: 2,
+      queuedTurns: [4, null],
+    });
+  });
+
+  it('reads the live turn from `turns` when present, and from the fields beside it when `turns` is unusable', () => {
+    const turns = [{ id: 3, kind: 'action', state: 'started', seq: 5, startCursor: 9 }];
+    // The ledger wins over fields that say otherwise (written by a tab on an older build).
+    expect(parsePersistedRecord({ ...record, turnLive: false, turns }, 'c1')).toMatchObject({
+      turnLive: true,
+      turnStored: true,
+      turnStartCursor: 9,
+      turnInSeq: 5,
+      turns,
+    });
+    const bad = [{ id: 3, kind: 'action', state: 'dancing' }];
+    expect(parsePersistedRecord({ ...record, turns: bad }, 'c1')).toMatchObject({
+      turnLive: true,
+      turnStartCursor: 7,
+      turns: [{ id: 0, kind: 'found', state: 'stored', startCursor: 7 }],
+    });
   });
 
   it('treats missing optional fields as undefined', () => {
@@ -94,7 +155,7 @@ describe('adapters', () => {
     const adapter = localStoragePersistence({ storage, prefix: 'x:' });
     await adapter.save('c1', record);
     expect([...storage.items.keys()]).toEqual(['x:c1']);
-    expect(parsePersistedRecord(await adapter.load('c1'), 'c1')).toEqual(record);
+    expect(parsePersistedRecord(await adapter.load('c1'), 'c1')).toEqual(loaded);
     await adapter.remove('c1');
     expect(await adapter.load('c1')).toBeUndefined();
   });
@@ -204,7 +265,7 @@ describe('PersistenceBinding', () => {
     const binding = new PersistenceBinding('c1', store, adapter, () => {});
     binding.start();
     const release = binding.hold();
-    store.setState({ lastEventId: 3, turnLive: true });
+    store.setState({ lastEventId: 3, turns: [{ id: 0, kind: 'found', state: 'stored' }] });
     await binding.flush();
     expect(saves).toEqual([]);
     release();

@@ -149,7 +149,13 @@ describe('a replay whose turn-start cursor was trimmed', () => {
     });
     // A record from long ago: a turn "live" from cursor 0, trimmed away since.
     const record = (await persistence.load(chatId)) as Record<string, unknown>;
-    await persistence.save(chatId, { ...record, turnLive: true, turnStartCursor: 0 } as never);
+    // A record of the format before the ledger (no `turns`): read from its fields.
+    await persistence.save(chatId, {
+      ...record,
+      turns: undefined,
+      turnLive: true,
+      turnStartCursor: 0,
+    } as never);
     const events: string[] = [];
     const subject = new SessionChatTransport({
       baseURL: trimServer.url,

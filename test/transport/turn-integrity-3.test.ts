@@ -19,6 +19,7 @@ import {
   userMessage,
   waitFor,
 } from './support/dev-server-fixture.js';
+import { markLive } from './support/live-mark.js';
 import { virtualClock } from './support/virtual-clock.js';
 
 /**
@@ -108,7 +109,7 @@ describe('item 1: a reload after the append was stored, before the first chunk',
     const client = transport.getClient(chatId);
     // What a page that reloaded with its append in flight saved, the append lost on the way.
     const cursor = client.getState().lastEventId;
-    client.store.setState({ turnLive: true, turnStored: false, turnStartCursor: cursor });
+    markLive(client.store, { turnStored: false, turnStartCursor: cursor });
     await client.flushPersistence();
     transport.close();
     const wire = recordingFetch();
@@ -741,8 +742,7 @@ describe('a message whose append was unanswered when the page went away', () => 
     // What a page saves when it goes away with an append that never reached the server.
     const client = first.getClient(chatId);
     const message = userMessage('never stored');
-    client.store.setState({
-      turnLive: true,
+    markLive(client.store, {
       turnStored: false,
       turnStartCursor: client.getState().lastEventId,
       pendingAppend: { partId: 'never-stored-part', body: serializeAppend(submitChunk({ chatId, message })) },

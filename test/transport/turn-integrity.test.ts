@@ -16,6 +16,7 @@ import {
   userMessage,
   waitFor,
 } from './support/dev-server-fixture.js';
+import { markLive } from './support/live-mark.js';
 import { virtualClock } from './support/virtual-clock.js';
 import { appendRequests, delayingResponses, hanging, withoutSeq } from './support/wire-filters.js';
 
@@ -227,7 +228,7 @@ describe('defects 2 and 3: attribution without seq / session-in-event-id', () =>
     await chat.sendMessage({ text: 'an earlier turn' });
     // The page went away after its cursor moved past the turn-complete but before it
     // recorded the turn as over: the record still says a turn is live.
-    before.getClient(chatId).store.setState({ turnLive: true, turnStartCursor: undefined });
+    markLive(before.getClient(chatId).store, { turnStartCursor: undefined });
     await before.getClient(chatId).flushPersistence();
     before.close();
     const timeline: [string, number][] = [];
@@ -259,7 +260,7 @@ describe('defects 2 and 3: attribution without seq / session-in-event-id', () =>
     const { transport: before } = defaultTransport({ persistence, fetch: withoutSeq() });
     const chat = new TestChat({ id: chatId, transport: before });
     await chat.sendMessage({ text: 'an earlier turn' });
-    before.getClient(chatId).store.setState({ turnLive: true, turnStartCursor: undefined });
+    markLive(before.getClient(chatId).store, { turnStartCursor: undefined });
     await before.getClient(chatId).flushPersistence();
     before.close();
     const { transport } = defaultTransport({ persistence, fetch: withoutSeq() });

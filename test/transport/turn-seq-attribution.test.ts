@@ -15,6 +15,7 @@ import {
   uniqueChatId,
   waitFor,
 } from './support/dev-server-fixture.js';
+import { markLive } from './support/live-mark.js';
 import { pauseTurn, startMomentsServer } from './support/moments.js';
 
 /**
@@ -145,8 +146,7 @@ describe('item 18: a chat saved as live whose run never writes again', () => {
     const client = transport.getClient(chatId);
     // What a page saved that went away at the moment its turn went live and never learnt the
     // turn's end: the record says live, at the edge, with nothing more to come on `.out`.
-    client.store.setState({
-      turnLive: true,
+    markLive(client.store, {
       turnStored: true,
       turnStartCursor: client.getState().lastEventId,
     });
