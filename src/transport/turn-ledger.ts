@@ -80,16 +80,18 @@ const KEPT_ENTRIES = 8;
  * is over, here or on a page reloaded meanwhile.
  */
 export class TurnLedger {
-  private readonly entries: TurnEntry[] = [];
-  private readonly settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
+  readonly #entries: TurnEntry[] = [];
+  readonly #settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
+  readonly #store: SessionStore;
 
-  constructor(private readonly store: SessionStore) {
-    this.entries.push(newEntry('found', 0, undefined, undefined, 'stored', undefined));
+  constructor(store: SessionStore) {
+    this.#store = store;
+    this.#entries.push(newEntry('found', 0, undefined, undefined, 'stored', undefined));
   }
 
   /** The turn that went live last on this page (the `found` one before any did). */
   get current(): TurnEntry {
-    return this.entries[this.entries.length - 1] as TurnEntry;
+    return this.#entries[this.#entries.length - 1] as TurnEntry;
   }
 
   /** A stop for the current turn is on its way. */
@@ -111,9 +113,9 @@ export class TurnLedger {
         : undefined;
     const state: TurnEntryState = kind === 'queued' || kind === 'found' ? 'stored' : 'sent';
     const entry = newEntry(kind, this.current.generation + 1, options.partId, options.seq, state, answer);
-    if (settle !== undefined) this.settlers.set(entry, settle);
-    this.entries.push(entry);
-    if (this.entries.length > KEPT_ENTRIES + 1) this.entries.shift();
+    if (settle !== undefined) this.#settlers.set(entry, settle);
+    this.#entries.push(entry);
+    if (this.#entries.length > KEPT_ENTRIES + 1) this.#entries.shift();
     return entry;
   }
 
@@ -128,7 +130,7 @@ export class TurnLedger {
     extra: Partial<ChatSessionState> = {},
   ): TurnEntry {
     const entry = this.open(kind, { partId: mark.partId, awaited: true });
-    this.store.setState({
+    this.#store.setState({
       turnLive: true,
       turnStored: false,
       turnStartCursor: mark.startCursor,
@@ -149,14 +151,14 @@ export class TurnLedger {
     seq: number | undefined,
     write?: (patch: Partial<ChatSessionState>) => void,
   ): void {
-    const state = this.store.getState();
+    const state = this.#store.getState();
     let patch: Partial<ChatSessionState> = {};
     if (state.turnLive && this.isCurrent(entry)) {
       if (entry.answer !== undefined) patch = { turnStored: true, turnInSeq: seq };
       else if (!state.turnStored) patch = { turnStored: true };
     }
     if (write !== undefined) write(patch);
-    else if (Object.keys(patch).length > 0) this.store.setState(patch);
+    else if (Object.keys(patch).length > 0) this.#store.setState(patch);
     this.answer(entry, { ok: true, seq });
   }
 
@@ -170,15 +172,15 @@ export class TurnLedger {
     if (started) this.move(entry, { type: 'started' });
     this.move(entry, { type: 'refused' });
     const took = entry.answer !== undefined;
-    if (took && !started && this.isCurrent(entry) && !this.store.getState().closed)
-      this.store.setState({ turnLive: false, turnStored: false, turnStartCursor: restoreCursor });
+    if (took && !started && this.isCurrent(entry) && !this.#store.getState().closed)
+      this.#store.setState({ turnLive: false, turnStored: false, turnStartCursor: restoreCursor });
   }
 
   /** The stop appended for `entry` is stored: while it is current, the chat is not live. */
   stopStored(entry: TurnEntry): void {
     this.move(entry, { type: 'stopped' });
-    if (this.isCurrent(entry) && !this.store.getState().closed)
-      this.store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
+    if (this.isCurrent(entry) && !this.#store.getState().closed)
+      this.#store.setState({ turnLive: false, turnStored: false, turnStartCursor: undefined });
   }
 
   /** The entry is still the one live on this page (no newer turn went live since). */
@@ -189,8 +191,8 @@ export class TurnLedger {
   /** The append of `entry` was answered, or failed: a resume waiting for it goes on. */
   answer(entry: TurnEntry, answer: AppendAnswer): void {
     if (answer.ok) this.move(entry, { type: 'answered', seq: answer.seq });
-    this.settlers.get(entry)?.(answer);
-    this.settlers.delete(entry);
+    this.#settlers.get(entry)?.(answer);
+    this.#settlers.delete(entry);
   }
 
   /** The one transition function: see the table in the class comment. */
@@ -220,13 +222,13 @@ export class TurnLedger {
    * ends (`promote`).
    */
   queue(seq: number | undefined): void {
-    const { closed, turnLive, queuedTurns, lastEventId } = this.store.getState();
+    const { closed, turnLive, queuedTurns, lastEventId } = this.#store.getState();
     if (closed) return;
     if (!turnLive) {
-      this.goLiveQueued(seq, lastEventId, undefined);
+      this.#goLiveQueued(seq, lastEventId, undefined);
       return;
     }
-    if (queuedTurns.length < MAX_QUEUED_TURNS) this.store.setState({ queuedTurns: [...queuedTurns, seq] });
+    if (queuedTurns.length < MAX_QUEUED_TURNS) this.#store.setState({ queuedTurns: [...queuedTurns, seq] });
   }
 
   /**
@@ -235,7 +237,7 @@ export class TurnLedger {
    * unless an action queued behind it goes live now (`promote`).
    */
   over(endCursor: number | undefined, consumedSeq: number | undefined): void {
-    this.store.setState({ turnLive: false, turnStartCursor: undefined });
+    this.#store.setState({ turnLive: false, turnStartCursor: undefined });
     this.promote(endCursor, consumedSeq);
   }
 
@@ -244,25 +246,25 @@ export class TurnLedger {
    * `consumedSeq`): the next queued action's turn is the live one now.
    */
   promote(endCursor: number | undefined, consumedSeq: number | undefined): void {
-    const { turnLive, queuedTurns } = this.store.getState();
+    const { turnLive, queuedTurns } = this.#store.getState();
     if (queuedTurns.length === 0 || turnLive) return;
     const [seq, ...rest] = queuedTurns;
-    this.store.setState({ queuedTurns: rest });
-    this.goLiveQueued(seq, endCursor, consumedSeq);
+    this.#store.setState({ queuedTurns: rest });
+    this.#goLiveQueued(seq, endCursor, consumedSeq);
   }
 
   /** Nothing queued is resumed: the user stopped, or a send reads past those turns. */
   clearQueue(): void {
-    if (this.store.getState().queuedTurns.length > 0) this.store.setState({ queuedTurns: [] });
+    if (this.#store.getState().queuedTurns.length > 0) this.#store.setState({ queuedTurns: [] });
   }
 
-  private goLiveQueued(
+  #goLiveQueued(
     seq: number | undefined,
     startCursor: number | undefined,
     priorSeq: number | undefined,
   ): void {
     this.open('queued', { seq });
-    this.store.setState({
+    this.#store.setState({
       turnLive: true,
       turnStored: true,
       turnStartCursor: startCursor,
@@ -279,13 +281,13 @@ export class TurnLedger {
    * it too. `undefined` clears it.
    */
   markStopped(mark: 'started' | 'unstarted' | undefined): void {
-    if (this.store.getState().stoppedTurn !== mark) this.store.setState({ stoppedTurn: mark });
+    if (this.#store.getState().stoppedTurn !== mark) this.#store.setState({ stoppedTurn: mark });
   }
 
   /** The send whose abort marked a turn stopped, while that mark may still prove wrong. */
   stoppedSend(): TurnEntry | undefined {
-    for (let index = this.entries.length - 1; index >= 0; index--) {
-      const entry = this.entries[index] as TurnEntry;
+    for (let index = this.#entries.length - 1; index >= 0; index--) {
+      const entry = this.#entries[index] as TurnEntry;
       if (entry.stoppedBefore !== undefined) return entry;
     }
     return undefined;
@@ -293,7 +295,7 @@ export class TurnLedger {
 
   /** Forgets every send's stopped mark (a newer send, or the mark proved wrong). */
   clearStoppedSends(): void {
-    for (const entry of this.entries) entry.stoppedBefore = undefined;
+    for (const entry of this.#entries) entry.stoppedBefore = undefined;
   }
 }
 
