@@ -134,26 +134,28 @@ interface Attempts {
  * `maxReconnectAttempts` reconnects in a row without a new record.
  */
 export class OutReader {
-  private cursor: number | undefined;
-  private stopped = false;
-  private progressed = false;
-  private droppedAt: number | undefined;
-  private firstOfConnection = true;
-  private endSeen: 'done' | 'error-event' | undefined;
+  #cursor: number | undefined;
+  #stopped = false;
+  #progressed = false;
+  #droppedAt: number | undefined;
+  #firstOfConnection = true;
+  #endSeen: 'done' | 'error-event' | undefined;
   /** A batch arrived in the current network read. */
-  private batchInRead = false;
-  private readonly seqGuard: SeqGuard;
-  private state: ReadPhase = { type: 'connecting' };
+  #batchInRead = false;
+  readonly #seqGuard: SeqGuard;
+  #state: ReadPhase = { type: 'connecting' };
   /** What the attempts so far decided for the next ones (see `ReadPhase`). */
-  private readonly attempts: Attempts;
+  readonly #attempts: Attempts;
+  readonly #context: ClientContext;
+  readonly #options: OutReadOptions;
+  readonly #handlers: OutReadHandlers;
 
-  constructor(
-    private readonly context: ClientContext,
-    private readonly options: OutReadOptions,
-    private readonly handlers: OutReadHandlers,
-  ) {
-    this.cursor = options.from;
-    this.attempts = {
+  constructor(context: ClientContext, options: OutReadOptions, handlers: OutReadHandlers) {
+    this.#context = context;
+    this.#options = options;
+    this.#handlers = handlers;
+    this.#cursor = options.from;
+    this.#attempts = {
       failures: 0,
       authRetried: false,
       rateLimitResetAt: undefined,
@@ -162,10 +164,10 @@ export class OutReader {
       replacedOnce: false,
       generation: context.sessionGeneration(),
     };
-    this.seqGuard = new SeqGuard(context, {
-      get: () => this.cursor,
+    this.#seqGuard = new SeqGuard(context, {
+      get: () => this.#cursor,
       set: (to) => {
-        this.cursor = to;
+        this.#cursor = to;
         handlers.onRewind?.(to);
       },
     });
@@ -173,24 +175,24 @@ export class OutReader {
 
   /** Last processed `seq_num`. */
   get position(): number | undefined {
-    return this.cursor;
+    return this.#cursor;
   }
 
   /** Where the connection loop is (see `ReadPhase`). */
   get phase(): ReadPhase['type'] {
-    return this.state.type;
+    return this.#state.type;
   }
 
   async run(): Promise<OutReadEnd> {
     try {
       for (;;) {
-        const state = this.state;
+        const state = this.#state;
         switch (state.type) {
           case 'connecting':
-            this.to(await this.connectOnce());
+            this.#to(await this.#connectOnce());
             break;
           case 'backoff':
-            this.to(await this.waitOut(state));
+            this.#to(await this.#waitOut(state));
             break;
           case 'open':
             // Left inside `connectOnce`, which owns the connection.
@@ -200,20 +202,20 @@ export class OutReader {
         }
       }
     } catch (error) {
-      if (this.state.type !== 'ended') this.state = { type: 'ended', end: 'aborted' };
+      if (this.#state.type !== 'ended') this.#state = { type: 'ended', end: 'aborted' };
       throw error;
     }
   }
 
   /** Moves to `next` along the transition table of `ReadPhase`. */
-  private to(next: ReadPhase): void {
-    const from = this.state.type;
+  #to(next: ReadPhase): void {
+    const from = this.#state.type;
     if (!ALLOWED[from].includes(next.type))
       throw new Error(`out-reader: no transition from ${from} to ${next.type}`);
-    this.state = next;
+    this.#state = next;
   }
 
-  private ended(end: OutReadEnd): ReadPhase {
+  #ended(end: OutReadEnd): ReadPhase {
     return { type: 'ended', end };
   }
 
@@ -221,15 +223,17 @@ export class OutReader {
    * One connection attempt, from its token to its end: `open` while its body is read, then the
    * phase it leads to. Failures that retrying cannot mend are thrown (the read fails).
    */
-  private async connectOnce(): Promise<ReadPhase> {
-    const { context, options, attempts } = this;
+  async #connectOnce(): Promise<ReadPhase> {
+    const context = this.#context;
+    const options = this.#options;
+    const attempts = this.#attempts;
     const { store, env } = context;
-    const aborted = this.checkAborted();
-    if (aborted !== undefined) return this.ended(aborted);
+    const aborted = this.#checkAborted();
+    if (aborted !== undefined) return this.#ended(aborted);
     if (context.sessionGeneration() !== attempts.generation) {
       attempts.generation = context.sessionGeneration();
-      this.cursor = undefined;
-      this.handlers.onSessionReplaced?.();
+      this.#cursor = undefined;
+      this.#handlers.onSessionReplaced?.();
     }
     const first = attempts.first;
     if (first) store.setState({ status: { type: 'connecting' } });
@@ -238,40 +242,40 @@ export class OutReader {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const token = await context.tokens.get();
-      const response = await this.connect(token, first && options.peekSettled === true, connection);
-      if (!response.ok || response.body === null) return await this.refused(response);
+      const response = await this.#connect(token, first && options.peekSettled === true, connection);
+      if (!response.ok || response.body === null) return await this.#refused(response);
       // Only an answer to this read's own peek: a server that says it elsewhere (after a
       // send, where the turn has not begun) would end the read before its reply.
       const peeked = first && options.peekSettled === true;
       const settled = peeked && response.headers.get(HEADER.sessionSettled) === 'true';
-      if (first) this.handlers.onFirstResponse?.(settled);
+      if (first) this.#handlers.onFirstResponse?.(settled);
       attempts.first = false;
       attempts.authRetried = false;
       store.setState({ status: { type: 'streaming' } });
-      context.emit({ type: 'stream-connected', chatId: context.chatId, cursor: this.cursor });
-      this.progressed = false;
+      context.emit({ type: 'stream-connected', chatId: context.chatId, cursor: this.#cursor });
+      this.#progressed = false;
       const openedAt = env.now();
-      this.to({ type: 'open', openedAt });
-      this.handlers.onConnection?.(true);
+      this.#to({ type: 'open', openedAt });
+      this.#handlers.onConnection?.(true);
       let end: ConnectionEnd;
       try {
-        end = await this.pump(response.body, connection);
+        end = await this.#pump(response.body, connection);
       } finally {
-        this.handlers.onConnection?.(false);
+        this.#handlers.onConnection?.(false);
       }
-      const refuted = this.seqGuard.takeFailure();
-      if (refuted !== undefined) throw this.fail(refuted);
-      const abortedNow = this.checkAborted();
-      if (abortedNow !== undefined) return this.ended(abortedNow);
-      if (end === 'stopped') return this.ended(this.finish('stopped'));
-      if (settled) return this.ended(this.finish('settled'));
-      if (this.progressed) attempts.failures = 0;
+      const refuted = this.#seqGuard.takeFailure();
+      if (refuted !== undefined) throw this.#fail(refuted);
+      const abortedNow = this.#checkAborted();
+      if (abortedNow !== undefined) return this.#ended(abortedNow);
+      if (end === 'stopped') return this.#ended(this.#finish('stopped'));
+      if (settled) return this.#ended(this.#finish('settled'));
+      if (this.#progressed) attempts.failures = 0;
       // `[DONE]` after the server held the long poll is its normal end, not a failure:
       // reconnect at once, and never count it. One that comes back early with nothing
       // (a server that ignores Timeout-Seconds) counts, so it cannot spin.
       if (
         end === 'done' &&
-        (this.progressed || env.now() - openedAt >= (context.streamTimeoutSeconds * 1000) / 2)
+        (this.#progressed || env.now() - openedAt >= (context.streamTimeoutSeconds * 1000) / 2)
       ) {
         context.emit({
           type: 'stream-reconnecting',
@@ -282,23 +286,24 @@ export class OutReader {
         });
         return { type: 'connecting' };
       }
-      return this.backoff(end);
+      return this.#backoff(end);
     } catch (error) {
-      const abortedNow = this.checkAborted();
-      if (abortedNow !== undefined) return this.ended(abortedNow);
+      const abortedNow = this.#checkAborted();
+      if (abortedNow !== undefined) return this.#ended(abortedNow);
       // The app's token endpoint failing for a moment (whoever typed it), or a connect that
       // timed out, is one more failed attempt, not the end.
-      if (isDurableChatError(error) && !isTransientCallbackError(error)) throw this.fail(error);
-      this.report(isDurableChatError(error) ? error : networkError('read .out', error));
-      return this.backoff('network');
+      if (isDurableChatError(error) && !isTransientCallbackError(error)) throw this.#fail(error);
+      this.#report(isDurableChatError(error) ? error : networkError('read .out', error));
+      return this.#backoff('network');
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
     }
   }
 
   /** A connection answered with an error status: refresh, replace, wait, or fail. */
-  private async refused(response: Response): Promise<ReadPhase> {
-    const { context, attempts } = this;
+  async #refused(response: Response): Promise<ReadPhase> {
+    const context = this.#context;
+    const attempts = this.#attempts;
     const failure = httpErrorFromResponse({
       status: response.status,
       operation: 'read .out',
@@ -307,7 +312,7 @@ export class OutReader {
     await response.body?.cancel().catch(() => undefined);
     if (failure.status === 401 || failure.status === 403) {
       // One refresh per refusal; a fresh token refused again is final.
-      if (attempts.authRetried) throw this.fail(refusedFreshToken(failure, context.store.getState().token));
+      if (attempts.authRetried) throw this.#fail(refusedFreshToken(failure, context.store.getState().token));
       await context.tokens.refresh('unauthorized');
       attempts.authRetried = true;
       return { type: 'connecting' };
@@ -323,26 +328,27 @@ export class OutReader {
       if (context.sessionGeneration() === attempts.generation) await context.replaceSession();
       return { type: 'connecting' };
     }
-    if (!failure.retryable) throw this.fail(failure);
+    if (!failure.retryable) throw this.#fail(failure);
     if (failure instanceof RateLimitedError) {
       attempts.rateLimitResetAt = failure.resetAt;
       attempts.serverDate = failure.serverDate;
     }
-    return this.backoff('http');
+    return this.#backoff('http');
   }
 
   /**
    * A failed attempt: counted, and waited out (the server's rate-limit reset, else the
    * backoff). Too many in a row without a new record fail the read.
    */
-  private backoff(reason: ReconnectReason): ReadPhase {
-    const { context, attempts } = this;
+  #backoff(reason: ReconnectReason): ReadPhase {
+    const context = this.#context;
+    const attempts = this.#attempts;
     const { env } = context;
-    this.droppedAt ??= env.now();
+    this.#droppedAt ??= env.now();
     attempts.failures++;
     const failures = attempts.failures;
     if (failures > context.retry.maxReconnectAttempts) {
-      throw this.fail(
+      throw this.#fail(
         new ConnectionError({
           code: 'STREAM_DISCONNECTED',
           message: `the .out stream dropped and ${failures - 1} reconnects in a row brought nothing new`,
@@ -359,30 +365,31 @@ export class OutReader {
     return { type: 'backoff', reason, delayMs };
   }
 
-  private async waitOut(phase: ReadPhase & { type: 'backoff' }): Promise<ReadPhase> {
-    const { context, options } = this;
+  async #waitOut(phase: ReadPhase & { type: 'backoff' }): Promise<ReadPhase> {
+    const context = this.#context;
+    const options = this.#options;
     const { env } = context;
     const { delayMs, reason } = phase;
-    const attempt = this.attempts.failures;
+    const attempt = this.#attempts.failures;
     context.store.setState({ status: { type: 'reconnecting', attempt, nextRetryAt: env.now() + delayMs } });
     context.emit({ type: 'stream-reconnecting', chatId: context.chatId, attempt, delayMs, reason });
     try {
       if (delayMs > 0) await sleep(env, delayMs, options.signal);
     } catch {
-      const aborted = this.checkAborted();
-      if (aborted !== undefined) return this.ended(aborted);
+      const aborted = this.#checkAborted();
+      if (aborted !== undefined) return this.#ended(aborted);
     }
     return { type: 'connecting' };
   }
 
-  private connect(token: string, peek: boolean, connection: AbortController): Promise<Response> {
-    const { context } = this;
+  #connect(token: string, peek: boolean, connection: AbortController): Promise<Response> {
+    const context = this.#context;
     const headers: Record<string, string> = {
       [HEADER.authorization]: `Bearer ${token}`,
       [HEADER.accept]: EVENT_STREAM,
       [HEADER.timeoutSeconds]: String(context.streamTimeoutSeconds),
     };
-    if (this.cursor !== undefined) headers[HEADER.lastEventId] = String(this.cursor);
+    if (this.#cursor !== undefined) headers[HEADER.lastEventId] = String(this.#cursor);
     if (peek) headers[HEADER.peekSettled] = '1';
     const url = joinUrl(context.baseURL, `/realtime/v1/sessions/${context.sessionPath()}/out`);
     return fetchWithTimeout(
@@ -397,12 +404,12 @@ export class OutReader {
   }
 
   /** Reads one connection to its end. Stalls abort it through a timer that re-arms lazily. */
-  private async pump(body: ReadableStream<Uint8Array>, connection: AbortController): Promise<ConnectionEnd> {
-    const { env, retry } = this.context;
+  async #pump(body: ReadableStream<Uint8Array>, connection: AbortController): Promise<ConnectionEnd> {
+    const { env, retry } = this.#context;
     const reader = body.getReader();
-    const decoder = createOutStreamDecoder(this.seqGuard.check((event) => this.onEvent(event)));
-    this.firstOfConnection = true;
-    this.endSeen = undefined;
+    const decoder = createOutStreamDecoder(this.#seqGuard.check((event) => this.#onEvent(event)));
+    this.#firstOfConnection = true;
+    this.#endSeen = undefined;
     let lastByteAt = env.now();
     let stalled = false;
     let paused = false;
@@ -423,144 +430,144 @@ export class OutReader {
           break;
         }
         lastByteAt = env.now();
-        this.batchInRead = false;
+        this.#batchInRead = false;
         decoder.push(value);
         // One store write and one activity note per network read, whatever its batch count.
-        this.flushCursor();
-        if (this.batchInRead) this.handlers.onBatches?.(lastByteAt);
-        if (this.stopped || this.endSeen !== undefined) break;
-        const pause = this.handlers.waitForCapacity?.();
+        this.#flushCursor();
+        if (this.#batchInRead) this.#handlers.onBatches?.(lastByteAt);
+        if (this.#stopped || this.#endSeen !== undefined) break;
+        const pause = this.#handlers.waitForCapacity?.();
         if (pause !== undefined) {
           paused = true;
           await pause;
           paused = false;
           lastByteAt = env.now();
-          if (this.stopped || connection.signal.aborted) break;
+          if (this.#stopped || connection.signal.aborted) break;
         }
       }
     } catch (error) {
       if (stalled) return 'stall';
-      if (this.options.signal?.aborted || this.stopped) return 'stopped';
-      if (!isAbortError(error)) this.report(networkError('read .out', error));
+      if (this.#options.signal?.aborted || this.#stopped) return 'stopped';
+      if (!isAbortError(error)) this.#report(networkError('read .out', error));
       return 'drop';
     } finally {
       env.clearTimeout(timer);
       reader.cancel().catch(() => undefined);
-      this.flushCursor();
+      this.#flushCursor();
     }
-    if (this.stopped) return 'stopped';
-    return this.endSeen ?? 'drop';
+    if (this.#stopped) return 'stopped';
+    return this.#endSeen ?? 'drop';
   }
 
-  private onEvent(event: OutStreamEvent): void {
-    if (this.stopped) return;
+  #onEvent(event: OutStreamEvent): void {
+    if (this.#stopped) return;
     switch (event.type) {
       case 'batch': {
         const records = event.records;
         for (let index = 0; index < records.length; index++) {
           const record = records[index] as (typeof records)[number];
           const seq = record.seq_num;
-          const cursor = this.cursor;
+          const cursor = this.#cursor;
           if (cursor !== undefined && seq <= cursor) continue;
-          if (this.firstOfConnection) {
-            this.firstOfConnection = false;
-            if (cursor !== undefined && seq > cursor + 1) this.trimmed(cursor, seq);
+          if (this.#firstOfConnection) {
+            this.#firstOfConnection = false;
+            if (cursor !== undefined && seq > cursor + 1) this.#trimmed(cursor, seq);
           }
-          this.cursor = seq;
-          if (!this.progressed) this.onProgress();
+          this.#cursor = seq;
+          if (!this.#progressed) this.#onProgress();
           const classified = classifyRecord(record);
-          if (classified.kind === 'malformed') this.report(classified.error);
+          if (classified.kind === 'malformed') this.#report(classified.error);
           else if (classified.kind === 'control' && classified.publicAccessToken !== undefined) {
-            this.context.tokens.adopt(classified.publicAccessToken, 'turn-complete');
+            this.#context.tokens.adopt(classified.publicAccessToken, 'turn-complete');
           } else if (classified.kind === 'command' && isInspected()) {
             const note = { type: 'command', operation: classified.operation, seqNum: seq } as const;
-            inspectNote(this.context.chatId, note, this.context.env.now());
+            inspectNote(this.#context.chatId, note, this.#context.env.now());
           }
-          if (this.handlers.onRecord(classified) === true) {
-            this.stopped = true;
+          if (this.#handlers.onRecord(classified) === true) {
+            this.#stopped = true;
             break;
           }
         }
-        this.batchInRead = true;
-        if (this.stopped) {
+        this.#batchInRead = true;
+        if (this.#stopped) {
           // Whoever stopped the read may look at the store's cursor next: it must be there.
-          this.flushCursor();
+          this.#flushCursor();
           return;
         }
         // A batch without a tail means the server sent what it had: treat it as caught up.
-        if (event.tail !== undefined) this.tail(event.tail, true);
-        else this.handlers.onTail?.(true, this.cursor ?? -1, true);
+        if (event.tail !== undefined) this.#tail(event.tail, true);
+        else this.#handlers.onTail?.(true, this.#cursor ?? -1, true);
         return;
       }
       case 'ping':
-        if (event.tail !== undefined) this.tail(event.tail, false);
+        if (event.tail !== undefined) this.#tail(event.tail, false);
         return;
       case 'done':
-        this.endSeen = 'done';
+        this.#endSeen = 'done';
         return;
       case 'error':
-        this.endSeen = 'error-event';
+        this.#endSeen = 'error-event';
         return;
       case 'protocol-error':
-        this.report(event.error);
+        this.#report(event.error);
         return;
     }
   }
 
-  private onProgress(): void {
-    this.progressed = true;
-    if (this.droppedAt === undefined) return;
-    const downtimeMs = this.context.env.now() - this.droppedAt;
-    this.droppedAt = undefined;
-    this.context.emit({
+  #onProgress(): void {
+    this.#progressed = true;
+    if (this.#droppedAt === undefined) return;
+    const downtimeMs = this.#context.env.now() - this.#droppedAt;
+    this.#droppedAt = undefined;
+    this.#context.emit({
       type: 'stream-resumed',
-      chatId: this.context.chatId,
-      cursor: this.cursor,
+      chatId: this.#context.chatId,
+      cursor: this.#cursor,
       downtimeMs,
     });
   }
 
-  private tail(tail: StreamTail, batch: boolean): void {
-    const edge = Math.max(tail.seq_num - 1, this.cursor ?? -1);
-    this.handlers.onTail?.((this.cursor ?? -1) + 1 >= tail.seq_num, edge, batch);
+  #tail(tail: StreamTail, batch: boolean): void {
+    const edge = Math.max(tail.seq_num - 1, this.#cursor ?? -1);
+    this.#handlers.onTail?.((this.#cursor ?? -1) + 1 >= tail.seq_num, edge, batch);
   }
 
-  private trimmed(cursor: number, firstSeqNum: number): void {
-    this.context.emit({ type: 'trimmed-cursor', chatId: this.context.chatId, cursor, firstSeqNum });
-    this.handlers.onTrimmed?.(cursor, firstSeqNum);
+  #trimmed(cursor: number, firstSeqNum: number): void {
+    this.#context.emit({ type: 'trimmed-cursor', chatId: this.#context.chatId, cursor, firstSeqNum });
+    this.#handlers.onTrimmed?.(cursor, firstSeqNum);
   }
 
   /** One store write per network read, never per record; the store's cursor only moves forward. */
-  private flushCursor(): void {
-    const cursor = this.cursor;
-    if (cursor === undefined || this.options.trackCursor === false) return;
-    const { store } = this.context;
+  #flushCursor(): void {
+    const cursor = this.#cursor;
+    if (cursor === undefined || this.#options.trackCursor === false) return;
+    const { store } = this.#context;
     const current = store.getState().lastEventId;
     if (current === undefined || cursor > current) store.setState({ lastEventId: cursor });
   }
 
-  private checkAborted(): OutReadEnd | undefined {
-    const state = this.context.store.getState();
+  #checkAborted(): OutReadEnd | undefined {
+    const state = this.#context.store.getState();
     if (state.closed) {
       throw new SessionClosedError({ operation: 'read .out', closedReason: state.closedReason });
     }
-    if (this.options.signal?.aborted) return this.finish('aborted');
+    if (this.#options.signal?.aborted) return this.#finish('aborted');
     return undefined;
   }
 
-  private finish(end: OutReadEnd): OutReadEnd {
-    const { store } = this.context;
+  #finish(end: OutReadEnd): OutReadEnd {
+    const { store } = this.#context;
     if (!store.getState().closed) store.setState({ status: { type: 'idle' } });
     return end;
   }
 
-  private fail(error: DurableChatError): DurableChatError {
-    const { store } = this.context;
+  #fail(error: DurableChatError): DurableChatError {
+    const { store } = this.#context;
     if (!store.getState().closed) store.setState({ status: { type: 'error', error }, lastError: error });
     return error;
   }
 
-  private report(error: DurableChatError): void {
-    this.context.emit({ type: 'error', chatId: this.context.chatId, error, fatal: false });
+  #report(error: DurableChatError): void {
+    this.#context.emit({ type: 'error', chatId: this.#context.chatId, error, fatal: false });
   }
 }

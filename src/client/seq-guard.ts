@@ -39,48 +39,49 @@ export interface GuardedCursor {
  * the liveness check ends a turn whose run is gone (`RUN_GONE`).
  */
 export class SeqGuard {
-  private jumps: Jump[] = [];
-  private refuted: ProtocolError | undefined;
-  private generation: number;
+  #jumps: Jump[] = [];
+  #refuted: ProtocolError | undefined;
+  #generation: number;
+  readonly #context: Pick<ClientContext, 'store' | 'sessionGeneration'>;
+  readonly #cursor: GuardedCursor;
 
-  constructor(
-    private readonly context: Pick<ClientContext, 'store' | 'sessionGeneration'>,
-    private readonly cursor: GuardedCursor,
-  ) {
-    this.generation = context.sessionGeneration();
+  constructor(context: Pick<ClientContext, 'store' | 'sessionGeneration'>, cursor: GuardedCursor) {
+    this.#context = context;
+    this.#cursor = cursor;
+    this.#generation = context.sessionGeneration();
   }
 
   /** The error that ends the read, once an applied jump was contradicted (taken once). */
   takeFailure(): ProtocolError | undefined {
-    const failure = this.refuted;
-    this.refuted = undefined;
+    const failure = this.#refuted;
+    this.#refuted = undefined;
     return failure;
   }
 
   /** Wraps the decoder's `emit`: what contradicts a jump never reaches the reader. */
   check(emit: (event: OutStreamEvent) => void): (event: OutStreamEvent) => void {
     return (event) => {
-      if (this.refuted !== undefined) return;
-      if (this.context.sessionGeneration() !== this.generation) {
+      if (this.#refuted !== undefined) return;
+      if (this.#context.sessionGeneration() !== this.#generation) {
         // A replaced session's `.out` numbers its records anew: the old jumps say nothing.
-        this.generation = this.context.sessionGeneration();
-        this.jumps = [];
+        this.#generation = this.#context.sessionGeneration();
+        this.#jumps = [];
       }
       if (event.type === 'batch') {
-        const jumps = this.batchJumps(event.records, emit);
-        if (jumps === undefined || this.tailContradicts(event.tail, emit)) return;
+        const jumps = this.#batchJumps(event.records, emit);
+        if (jumps === undefined || this.#tailContradicts(event.tail, emit)) return;
         emit(event);
-        if (jumps.length > 0) this.jumps = this.jumps.concat(jumps).slice(-MAX_JUMPS);
+        if (jumps.length > 0) this.#jumps = this.#jumps.concat(jumps).slice(-MAX_JUMPS);
         return;
       }
-      if (event.type === 'ping' && this.tailContradicts(event.tail, emit)) return;
+      if (event.type === 'ping' && this.#tailContradicts(event.tail, emit)) return;
       emit(event);
     };
   }
 
   /** The jumps `records` take from the cursor, or undefined when they contradict one. */
-  private batchJumps(records: OutRecord[], emit: (event: OutStreamEvent) => void): Jump[] | undefined {
-    let last = this.cursor.get() ?? -1;
+  #batchJumps(records: OutRecord[], emit: (event: OutStreamEvent) => void): Jump[] | undefined {
+    let last = this.#cursor.get() ?? -1;
     let taken: Jump[] | undefined;
     for (const record of records) {
       const seq = record.seq_num;
@@ -94,12 +95,12 @@ export class SeqGuard {
       }
       const own = taken?.find((jump) => inside(jump, seq));
       if (own !== undefined) {
-        this.refuse(`a record's seq_num ${seq} comes after ${own.top} in one batch`, seq, emit);
+        this.#refuse(`a record's seq_num ${seq} comes after ${own.top} in one batch`, seq, emit);
         return undefined;
       }
-      const applied = this.jumps.find((jump) => inside(jump, seq));
+      const applied = this.#jumps.find((jump) => inside(jump, seq));
       if (applied !== undefined) {
-        this.fail(
+        this.#fail(
           `a record's seq_num ${seq} comes after the jump from ${applied.base} to ${applied.top}`,
           seq,
           applied,
@@ -113,29 +114,29 @@ export class SeqGuard {
   }
 
   /** A tail (the next `seq_num` to be written) below a jump's top: the jump never happened. */
-  private tailContradicts(tail: StreamTail | undefined, emit: (event: OutStreamEvent) => void): boolean {
-    if (tail === undefined || this.jumps.length === 0) return false;
+  #tailContradicts(tail: StreamTail | undefined, emit: (event: OutStreamEvent) => void): boolean {
+    if (tail === undefined || this.#jumps.length === 0) return false;
     // A tail that names the last record instead of the next one is tolerated, as in the decoder.
-    const applied = this.jumps.find((jump) => jump.top > tail.seq_num);
+    const applied = this.#jumps.find((jump) => jump.top > tail.seq_num);
     if (applied === undefined) return false;
     const message = `the stream's tail ${tail.seq_num} is below the jump from ${applied.base} to ${applied.top}`;
-    this.fail(message, applied.top, applied, emit);
+    this.#fail(message, applied.top, applied, emit);
     return true;
   }
 
-  private refuse(why: string, seqNum: number, emit: (event: OutStreamEvent) => void): void {
+  #refuse(why: string, seqNum: number, emit: (event: OutStreamEvent) => void): void {
     emit({ type: 'protocol-error', error: contradiction(why, seqNum, 'the batch is not applied') });
     emit({ type: 'error', message: 'batch contradicts itself' });
   }
 
-  private fail(why: string, seqNum: number, jump: Jump, emit: (event: OutStreamEvent) => void): void {
+  #fail(why: string, seqNum: number, jump: Jump, emit: (event: OutStreamEvent) => void): void {
     const error = contradiction(why, seqNum, `the cursor goes back to ${jump.base}`);
     const before = jump.base < 0 ? undefined : jump.base;
-    const { store } = this.context;
+    const { store } = this.#context;
     const stored = store.getState().lastEventId;
     if (stored !== undefined && stored > jump.base) store.setState({ lastEventId: before });
-    this.cursor.set(before);
-    this.refuted = error;
+    this.#cursor.set(before);
+    this.#refuted = error;
     emit({ type: 'protocol-error', error });
     emit({ type: 'error', message: 'the stream contradicts a jump of its cursor' });
   }

@@ -137,37 +137,39 @@ function kindOf(chunk: ChatInputChunk): NonNullable<AppendOptions['kind']> {
 export class SessionClient {
   readonly chatId: string;
   readonly store: SessionStore;
-  private readonly context: ClientContext;
-  private readonly readers = new Set<AbortController>();
-  private readonly persistence: PersistenceBinding | undefined;
-  private readonly hydration: Promise<void>;
-  private starting: Promise<void> | undefined;
-  private appendQueue: Promise<void> = Promise.resolve();
-  private pendingAppends = 0;
+  readonly #context: ClientContext;
+  readonly #readers = new Set<AbortController>();
+  readonly #persistence: PersistenceBinding | undefined;
+  readonly #hydration: Promise<void>;
+  #starting: Promise<void> | undefined;
+  #appendQueue: Promise<void> = Promise.resolve();
+  #pendingAppends = 0;
   /** This client's own `startSession` call created the session (`isCached: false`). */
-  private createdSession = false;
+  #createdSession = false;
   /** An append (message, action, stop, ...) was started by this client. */
-  private appendedOnce = false;
+  #appendedOnce = false;
   /** This client's `startSession` said the session already existed (`isCached: true`). */
-  private metExistingSession = false;
-  private replacing: Promise<void> | undefined;
-  private readonly unregisterInspectable: () => void;
+  #metExistingSession = false;
+  #replacing: Promise<void> | undefined;
+  readonly #unregisterInspectable: () => void;
   /** Sessions replaced after a 404 (see `replaceSession`). */
-  private generation = 0;
+  #generation = 0;
+  readonly #options: SessionClientOptions;
 
-  constructor(private readonly options: SessionClientOptions) {
+  constructor(options: SessionClientOptions) {
+    this.#options = options;
     this.chatId = options.chatId;
     this.store = createSessionStore(options.chatId);
-    this.context = createClientContext({
+    this.#context = createClientContext({
       ...options,
       store: this.store,
-      fetchToken: () => this.fetchToken(),
+      fetchToken: () => this.#fetchToken(),
       markClosed: (error) => this.markClosed(error.closedReason, error),
       replaceSession: () => this.replaceSession(),
-      sessionGeneration: () => this.generation,
+      sessionGeneration: () => this.#generation,
     });
-    const env = this.context.env;
-    this.persistence =
+    const env = this.#context.env;
+    this.#persistence =
       options.persistence === undefined
         ? undefined
         : new PersistenceBinding(
@@ -177,8 +179,8 @@ export class SessionClient {
             env.warn,
             env.now,
           );
-    this.hydration = this.hydrate();
-    this.unregisterInspectable = registerInspectable(this);
+    this.#hydration = this.#hydrate();
+    this.#unregisterInspectable = registerInspectable(this);
   }
 
   getState(): ChatSessionState {
@@ -187,24 +189,24 @@ export class SessionClient {
 
   /** The token manager (the transport adopts tokens and forces refreshes through it). */
   get tokens(): TokenManager {
-    return this.context.tokens;
+    return this.#context.tokens;
   }
 
   get environment(): ClientEnvironment {
-    return this.context.env;
+    return this.#context.env;
   }
 
   get liveness(): ResolvedLivenessOptions {
-    return this.context.liveness;
+    return this.#context.liveness;
   }
 
   emit(event: SessionEvent): void {
-    this.context.emit(event);
+    this.#context.emit(event);
   }
 
   /** True while an append is queued or in flight, or a reader is open. */
   get busy(): boolean {
-    return this.pendingAppends > 0 || this.readers.size > 0;
+    return this.#pendingAppends > 0 || this.#readers.size > 0;
   }
 
   /**
@@ -215,7 +217,7 @@ export class SessionClient {
    * or a repeated `startSession` (`isCached: true`) never makes it true.
    */
   get outKnownEmpty(): boolean {
-    return this.createdSession && !this.appendedOnce && this.store.getState().lastEventId === undefined;
+    return this.#createdSession && !this.#appendedOnce && this.store.getState().lastEventId === undefined;
   }
 
   /**
@@ -224,12 +226,12 @@ export class SessionClient {
    * turns have not begun even where `.out` is empty.
    */
   get sessionPreexisted(): boolean {
-    return this.metExistingSession;
+    return this.#metExistingSession;
   }
 
   /** Resolves once the persisted record, if any, has been loaded. */
   ready(): Promise<void> {
-    return this.hydration;
+    return this.#hydration;
   }
 
   /** Creates the session now instead of on the first send. Concurrent calls share one start. */
@@ -239,14 +241,14 @@ export class SessionClient {
 
   /** Starts the session unless this chat already has one (from this page or persistence). */
   async ensureSession(): Promise<void> {
-    await this.hydration;
-    this.assertOpen();
+    await this.#hydration;
+    this.#assertOpen();
     const state = this.store.getState();
     if (state.token !== undefined) return;
-    this.starting ??= this.start().finally(() => {
-      this.starting = undefined;
+    this.#starting ??= this.#start().finally(() => {
+      this.#starting = undefined;
     });
-    return this.starting;
+    return this.#starting;
   }
 
   /**
@@ -266,22 +268,22 @@ export class SessionClient {
     kind: NonNullable<AppendOptions['kind']>,
     options: AppendOptions = {},
   ): Promise<AppendResult> {
-    this.appendedOnce = true;
+    this.#appendedOnce = true;
     // Appends of one chat go out one at a time, in call order: a stop must never overtake
     // the message it stops, nor a message the stop sent just before it.
-    this.pendingAppends++;
-    const previous = this.appendQueue;
+    this.#pendingAppends++;
+    const previous = this.#appendQueue;
     let done = () => {};
-    this.appendQueue = new Promise<void>((resolve) => {
+    this.#appendQueue = new Promise<void>((resolve) => {
       done = resolve;
     });
     let result: AppendResult;
     try {
       await previous;
       await this.ensureSession();
-      this.assertOpen();
+      this.#assertOpen();
       result = await appendWithRetry(
-        this.context,
+        this.#context,
         body,
         options.partId ?? randomPartId(),
         options.signal,
@@ -289,7 +291,7 @@ export class SessionClient {
         options.onAttempt,
       );
     } finally {
-      this.pendingAppends--;
+      this.#pendingAppends--;
       done();
     }
     this.emit({
@@ -335,11 +337,11 @@ export class SessionClient {
    * for that long is memory a thousand concurrent chats pay a thousand times.
    */
   read(options: OutReadOptions, handlers: OutReadHandlers): Promise<OutReadEnd> {
-    const generation = this.generation;
+    const generation = this.#generation;
     return this.ensureSession().then(() => {
       // The start this read waited for found another session than the stored one: the
       // cursor was the old `.out`'s (see `start`).
-      if (this.generation !== generation) {
+      if (this.#generation !== generation) {
         options = { ...options, from: undefined };
         handlers.onSessionReplaced?.();
       }
@@ -353,12 +355,12 @@ export class SessionClient {
         if (outer?.aborted) controller.abort(outer.reason);
         else outer?.addEventListener('abort', onAbort, { once: true });
       }
-      this.readers.add(controller);
+      this.#readers.add(controller);
       const done = () => {
         if (owned === undefined) outer?.removeEventListener('abort', onAbort);
-        this.readers.delete(controller);
+        this.#readers.delete(controller);
       };
-      return new OutReader(this.context, { ...options, signal: controller.signal }, handlers)
+      return new OutReader(this.#context, { ...options, signal: controller.signal }, handlers)
         .run()
         .finally(done);
     });
@@ -370,11 +372,11 @@ export class SessionClient {
    * closed and throws `SESSION_CLOSED`; any other failure throws and tells nothing.
    */
   async checkRun(): Promise<RunCheck> {
-    const result = await this.callStartSession();
+    const result = await this.#callStartSession();
     if (result.sessionId !== undefined && this.store.getState().sessionId === undefined)
       this.store.setState({ sessionId: result.sessionId });
     if (typeof result.publicAccessToken === 'string' && result.publicAccessToken !== '')
-      this.context.tokens.adopt(result.publicAccessToken, 'session-start');
+      this.#context.tokens.adopt(result.publicAccessToken, 'session-start');
     return { currentRunId: result.currentRunId };
   }
 
@@ -385,12 +387,12 @@ export class SessionClient {
    * `.out` has its own). Concurrent callers share one call; the `session-replaced` event says so.
    */
   replaceSession(): Promise<void> {
-    this.replacing ??= this.callStartSession()
+    this.#replacing ??= this.#callStartSession()
       .then((result) => {
         const previousSessionId = this.store.getState().sessionId;
-        this.generation++;
+        this.#generation++;
         this.store.setState({ sessionId: result.sessionId, lastEventId: undefined });
-        this.context.tokens.adopt(result.publicAccessToken, 'session-start');
+        this.#context.tokens.adopt(result.publicAccessToken, 'session-start');
         this.emit({
           type: 'session-replaced',
           chatId: this.chatId,
@@ -399,9 +401,9 @@ export class SessionClient {
         });
       })
       .finally(() => {
-        this.replacing = undefined;
+        this.#replacing = undefined;
       });
-    return this.replacing;
+    return this.#replacing;
   }
 
   /** Marks the chat closed: terminal. Every reader stops; later sends fail locally. */
@@ -416,13 +418,13 @@ export class SessionClient {
       lastError: closedError,
     });
     this.emit({ type: 'session-closed', chatId: this.chatId, reason });
-    for (const reader of this.readers) reader.abort(closedError);
+    for (const reader of this.#readers) reader.abort(closedError);
   }
 
   /** Resolves once every pending save of the persisted record has been written. */
   async flushPersistence(): Promise<void> {
-    await this.hydration;
-    await this.persistence?.flush();
+    await this.#hydration;
+    await this.#persistence?.flush();
   }
 
   /**
@@ -431,29 +433,29 @@ export class SessionClient {
    * tab. Without persistence it does nothing.
    */
   holdPersistence(): () => void {
-    return this.persistence?.hold() ?? (() => {});
+    return this.#persistence?.hold() ?? (() => {});
   }
 
   /** Releases every reader and stops persisting. The store keeps its last state. */
   close(): void {
-    for (const reader of this.readers) reader.abort();
-    this.readers.clear();
-    this.persistence?.dispose();
-    this.unregisterInspectable();
+    for (const reader of this.#readers) reader.abort();
+    this.#readers.clear();
+    this.#persistence?.dispose();
+    this.#unregisterInspectable();
   }
 
-  private assertOpen(): void {
+  #assertOpen(): void {
     const state = this.store.getState();
     if (state.closed) throw new SessionClosedError({ operation: 'send', closedReason: state.closedReason });
   }
 
-  private async start(): Promise<void> {
-    const result = await this.callStartSession();
+  async #start(): Promise<void> {
+    const result = await this.#callStartSession();
     const stored = this.store.getState().sessionId;
     if (stored !== undefined && result.sessionId !== undefined && result.sessionId !== stored) {
       // A restored record (whose token was not kept) names a session the server no longer
       // has: the start made another, as a 404 would have (see `replaceSession`).
-      this.generation++;
+      this.#generation++;
       this.store.setState({ sessionId: result.sessionId, lastEventId: undefined });
       this.emit({
         type: 'session-replaced',
@@ -464,23 +466,23 @@ export class SessionClient {
     } else if (result.sessionId !== undefined) this.store.setState({ sessionId: result.sessionId });
     // Only the start that gave this client its token counts: a later start (the token was
     // lost) meets the session this one created, and says so with `isCached: true`.
-    this.createdSession = result.isCached === false && !this.appendedOnce;
-    this.metExistingSession = result.isCached === true;
-    this.context.tokens.adopt(result.publicAccessToken, 'session-start');
+    this.#createdSession = result.isCached === false && !this.#appendedOnce;
+    this.#metExistingSession = result.isCached === true;
+    this.#context.tokens.adopt(result.publicAccessToken, 'session-start');
   }
 
   /** The app's `startSession`, bounded in time; a closed session marks the chat closed. */
-  private async callStartSession(): Promise<StartSessionResult> {
+  async #callStartSession(): Promise<StartSessionResult> {
     try {
       const result = await callbackWithTimeout(
-        this.context.env,
+        this.#context.env,
         () =>
-          this.options.startSession({
+          this.#options.startSession({
             chatId: this.chatId,
-            taskIdentifier: this.options.taskIdentifier,
-            clientData: this.options.clientData,
+            taskIdentifier: this.#options.taskIdentifier,
+            clientData: this.#options.clientData,
           }),
-        this.context.retry.callbackTimeoutMs,
+        this.#context.retry.callbackTimeoutMs,
         'startSession',
       );
       if (isInspected()) {
@@ -491,11 +493,11 @@ export class SessionClient {
           currentRunId: result.currentRunId,
           token: tokenFacts(readTokenClaims(String(result.publicAccessToken))),
         };
-        inspectNote(this.chatId, note, this.context.env.now());
+        inspectNote(this.chatId, note, this.#context.env.now());
       }
       return result;
     } catch (error) {
-      this.noteClosed(error);
+      this.#noteClosed(error);
       if (isDurableChatError(error)) throw error;
       // The app's own failure (any value): typed, retryable, its message only in `cause`.
       throw new ConnectionError({
@@ -506,7 +508,7 @@ export class SessionClient {
     }
   }
 
-  private noteClosed(error: unknown): void {
+  #noteClosed(error: unknown): void {
     if (isDurableChatError(error) && error.code === 'SESSION_CLOSED') {
       const reason = (error as { closedReason?: unknown }).closedReason;
       this.markClosed(
@@ -516,29 +518,29 @@ export class SessionClient {
     }
   }
 
-  private async fetchToken(): Promise<string> {
-    const { getAccessToken } = this.options;
-    if (getAccessToken === undefined) return (await this.callStartSession()).publicAccessToken;
+  async #fetchToken(): Promise<string> {
+    const { getAccessToken } = this.#options;
+    if (getAccessToken === undefined) return (await this.#callStartSession()).publicAccessToken;
     try {
       const token = await callbackWithTimeout(
-        this.context.env,
+        this.#context.env,
         () => getAccessToken({ chatId: this.chatId }),
-        this.context.retry.callbackTimeoutMs,
+        this.#context.retry.callbackTimeoutMs,
         'getAccessToken',
       );
       if (isInspected()) {
         const facts = tokenFacts(readTokenClaims(String(token)));
-        inspectNote(this.chatId, { type: 'token-fetched', token: facts }, this.context.env.now());
+        inspectNote(this.chatId, { type: 'token-fetched', token: facts }, this.#context.env.now());
       }
       return token;
     } catch (error) {
-      this.noteClosed(error);
+      this.#noteClosed(error);
       throw error;
     }
   }
 
-  private async hydrate(): Promise<void> {
-    await this.persistence?.restore((token) => this.context.tokens.adopt(token, 'session-start', false));
+  async #hydrate(): Promise<void> {
+    await this.#persistence?.restore((token) => this.#context.tokens.adopt(token, 'session-start', false));
     this.store.setState({ hydrated: true });
   }
 }

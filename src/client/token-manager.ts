@@ -24,12 +24,15 @@ export interface TokenManagerOptions {
  * for `exp` and `scopes`, read (never verified) from the JWT payload.
  */
 export class TokenManager {
-  private inFlight: Promise<string> | undefined;
-  private issuedAt: number | undefined;
+  #inFlight: Promise<string> | undefined;
+  #issuedAt: number | undefined;
   /** This clock minus the server's, learned from a fresh token's `iat` (0 when within 2 s). */
-  private skewMs = 0;
+  #skewMs = 0;
+  readonly #options: TokenManagerOptions;
 
-  constructor(private readonly options: TokenManagerOptions) {}
+  constructor(options: TokenManagerOptions) {
+    this.#options = options;
+  }
 
   /**
    * Stores `token` with its expiry and run id. A `fresh` token was just minted (not restored
@@ -37,59 +40,59 @@ export class TokenManager {
    */
   adopt(token: string, source: TokenSource, fresh = true): void {
     const claims = readTokenClaims(token);
-    const now = this.options.now();
+    const now = this.#options.now();
     if (fresh && claims?.iat !== undefined) {
       const skew = now - claims.iat * 1000;
       // `iat` has a one-second resolution and the token took a round trip to arrive.
-      this.skewMs = Math.abs(skew) > CLOCK_SKEW_SIGNIFICANT_MS ? skew : 0;
+      this.#skewMs = Math.abs(skew) > CLOCK_SKEW_SIGNIFICANT_MS ? skew : 0;
     }
-    this.issuedAt = claims?.iat === undefined ? now - this.skewMs : claims.iat * 1000;
+    this.#issuedAt = claims?.iat === undefined ? now - this.#skewMs : claims.iat * 1000;
     const runId = runIdFromScopes(claims?.scopes);
-    const state = this.options.store.getState();
+    const state = this.#options.store.getState();
     if (state.token === token) return;
-    this.options.store.setState({
+    this.#options.store.setState({
       token,
       tokenExpiresAt: claims?.exp === undefined ? undefined : claims.exp * 1000,
       runId: runId ?? state.runId,
     });
-    if (source !== 'session-start') this.options.onRefreshed?.(source);
+    if (source !== 'session-start') this.#options.onRefreshed?.(source);
   }
 
   /** True when the stored token is missing or inside the refresh window before `exp`. */
   needsRefresh(): boolean {
-    const { token, tokenExpiresAt } = this.options.store.getState();
+    const { token, tokenExpiresAt } = this.#options.store.getState();
     if (token === undefined) return true;
     if (tokenExpiresAt === undefined) return false;
     // `exp` is on the server's clock: a local clock an hour fast must not refresh every time.
-    const now = this.options.now() - this.skewMs;
-    const lifetime = tokenExpiresAt - (this.issuedAt ?? now);
-    const skew = this.options.refreshSkewMs ?? Math.min(30_000, Math.max(0, lifetime / 10));
+    const now = this.#options.now() - this.#skewMs;
+    const lifetime = tokenExpiresAt - (this.#issuedAt ?? now);
+    const skew = this.#options.refreshSkewMs ?? Math.min(30_000, Math.max(0, lifetime / 10));
     return now >= tokenExpiresAt - skew;
   }
 
   /** A usable token: the stored one, or a fresh one when it is missing or about to expire. */
   async get(): Promise<string> {
-    const token = this.options.store.getState().token;
+    const token = this.#options.store.getState().token;
     if (token !== undefined && !this.needsRefresh()) return token;
     return this.refresh('expiry');
   }
 
   /** Fetches a new token; concurrent calls share one request. */
   refresh(source: TokenSource): Promise<string> {
-    if (this.inFlight !== undefined) return this.inFlight;
-    const pending = this.fetchAndAdopt(source);
-    this.inFlight = pending;
+    if (this.#inFlight !== undefined) return this.#inFlight;
+    const pending = this.#fetchAndAdopt(source);
+    this.#inFlight = pending;
     const clear = () => {
-      if (this.inFlight === pending) this.inFlight = undefined;
+      if (this.#inFlight === pending) this.#inFlight = undefined;
     };
     pending.then(clear, clear);
     return pending;
   }
 
-  private async fetchAndAdopt(source: TokenSource): Promise<string> {
+  async #fetchAndAdopt(source: TokenSource): Promise<string> {
     let token: string;
     try {
-      token = await this.options.fetchToken();
+      token = await this.#options.fetchToken();
     } catch (error) {
       if (isDurableChatError(error)) throw error;
       // The app's callback failed; its message may be anything, so only the cause keeps it.

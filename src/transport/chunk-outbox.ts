@@ -10,78 +10,83 @@
  * reading must pause the network read instead of piling chunks up.
  */
 export class ChunkOutbox<T> {
-  private items: T[] = [];
-  private next = 0;
-  private closeWhenEmpty = false;
-  private draining = false;
-  private onClosed: (() => void) | undefined;
+  #items: T[] = [];
+  #next = 0;
+  #closeWhenEmpty = false;
+  #draining = false;
+  #onClosed: (() => void) | undefined;
   /**
    * Chunks that may still be enqueued without asking the stream: read once when it runs
    * out, then counted down. Reads only make more room, so the count never overstates it.
    */
-  private room = 0;
+  #room = 0;
   /**
    * The chunk enqueued last. While the stream's queue is not empty it is still in it (reads
    * take from the head), unread, so a later chunk may be merged into it.
    */
-  private tail: T | undefined;
+  #tail: T | undefined;
 
   /** The stream's queuing strategy this outbox expects. */
   static readonly strategy: QueuingStrategy<unknown> = { highWaterMark: 0 };
+  readonly #controller: ReadableStreamDefaultController<T>;
+  readonly #merge?: (into: T, next: T) => boolean;
 
   constructor(
-    private readonly controller: ReadableStreamDefaultController<T>,
+    controller: ReadableStreamDefaultController<T>,
     /** Chunks the stream's own queue may hold before the rest wait here. */
     readonly capacity: number,
     /**
      * Folds `next` into `into`, a chunk nobody has read yet, and returns true; or returns
      * false to keep them apart. Only ever offered chunks still queued, so it adds no latency.
      */
-    private readonly merge?: (into: T, next: T) => boolean,
-  ) {}
+    merge?: (into: T, next: T) => boolean,
+  ) {
+    this.#controller = controller;
+    this.#merge = merge;
+  }
 
   /** With a zero high-water mark, `desiredSize` is minus the stream queue's length. */
-  private streamQueueEmpty(): boolean {
-    const size = this.controller.desiredSize;
+  #streamQueueEmpty(): boolean {
+    const size = this.#controller.desiredSize;
     return size === null || size >= 0;
   }
 
   /** True when chunks wait here or the stream's queue is full: the producer should pause. */
   get full(): boolean {
     if (this.pending) return true;
-    const size = this.controller.desiredSize;
+    const size = this.#controller.desiredSize;
     return size !== null && size <= -this.capacity;
   }
 
   /** True while chunks wait here: whatever arrives later must queue behind them. */
   get pending(): boolean {
-    return this.next < this.items.length;
+    return this.#next < this.#items.length;
   }
 
   push(chunk: T): void {
-    const { merge } = this;
+    const merge = this.#merge;
     if (this.pending) {
-      const last = this.items[this.items.length - 1] as T;
-      if (merge === undefined || !merge(last, chunk)) this.items.push(chunk);
+      const last = this.#items[this.#items.length - 1] as T;
+      if (merge === undefined || !merge(last, chunk)) this.#items.push(chunk);
       return;
     }
-    const tail = this.tail;
+    const tail = this.#tail;
     if (tail !== undefined && merge !== undefined) {
-      const size = this.controller.desiredSize;
+      const size = this.#controller.desiredSize;
       if (size !== null && size < 0 && merge(tail, chunk)) return;
     }
-    if (this.room <= 0) this.room = this.roomNow();
-    if (this.room > 0) {
-      this.room--;
-      this.controller.enqueue(chunk);
-      this.tail = chunk;
+    if (this.#room <= 0) this.#room = this.#roomNow();
+    if (this.#room > 0) {
+      this.#room--;
+      this.#controller.enqueue(chunk);
+      this.#tail = chunk;
       return;
     }
-    this.items.push(chunk);
+    this.#items.push(chunk);
   }
 
-  private roomNow(): number {
-    const size = this.controller.desiredSize;
+  #roomNow(): number {
+    const size = this.#controller.desiredSize;
     return size === null ? 0 : this.capacity + size;
   }
 
@@ -90,9 +95,9 @@ export class ChunkOutbox<T> {
     if (chunks.length === 0) return;
     if (this.pending) for (const chunk of chunks) this.push(chunk);
     else {
-      if (this.merge !== undefined) compact(chunks, this.merge);
-      this.items = chunks;
-      this.next = 0;
+      if (this.#merge !== undefined) compact(chunks, this.#merge);
+      this.#items = chunks;
+      this.#next = 0;
     }
     this.drain();
   }
@@ -103,37 +108,37 @@ export class ChunkOutbox<T> {
    * hand-over and a nested call returns at once, so no chunk is handed over twice.
    */
   drain(): void {
-    if (this.draining) return;
-    this.draining = true;
+    if (this.#draining) return;
+    this.#draining = true;
     try {
-      const { controller } = this;
-      this.room = this.roomNow();
-      while (this.next < this.items.length && this.room > 0) {
-        const chunk = this.items[this.next] as T;
-        this.next++;
-        this.room--;
+      const controller = this.#controller;
+      this.#room = this.#roomNow();
+      while (this.#next < this.#items.length && this.#room > 0) {
+        const chunk = this.#items[this.#next] as T;
+        this.#next++;
+        this.#room--;
         controller.enqueue(chunk);
-        this.tail = chunk;
+        this.#tail = chunk;
       }
     } finally {
-      this.draining = false;
+      this.#draining = false;
     }
-    this.settle();
+    this.#settle();
   }
 
-  private settle(): void {
-    if (this.next >= this.items.length) {
-      this.items = [];
-      this.next = 0;
-      if (this.closeWhenEmpty && this.streamQueueEmpty()) {
-        this.closeWhenEmpty = false;
-        this.controller.close();
-        this.closed();
+  #settle(): void {
+    if (this.#next >= this.#items.length) {
+      this.#items = [];
+      this.#next = 0;
+      if (this.#closeWhenEmpty && this.#streamQueueEmpty()) {
+        this.#closeWhenEmpty = false;
+        this.#controller.close();
+        this.#closed();
       }
-    } else if (this.next > 4096 && this.next * 2 > this.items.length) {
+    } else if (this.#next > 4096 && this.#next * 2 > this.#items.length) {
       // Keep a long-lived backlog from holding what was already handed over.
-      this.items = this.items.slice(this.next);
-      this.next = 0;
+      this.#items = this.#items.slice(this.#next);
+      this.#next = 0;
     }
   }
 
@@ -143,41 +148,41 @@ export class ChunkOutbox<T> {
    * bookkeeping) waits for it.
    */
   close(onClosed?: () => void): void {
-    this.onClosed = onClosed;
-    this.room = 0;
-    this.tail = undefined;
-    if (this.pending || !this.streamQueueEmpty()) this.closeWhenEmpty = true;
+    this.#onClosed = onClosed;
+    this.#room = 0;
+    this.#tail = undefined;
+    if (this.pending || !this.#streamQueueEmpty()) this.#closeWhenEmpty = true;
     else {
-      this.controller.close();
-      this.closed();
+      this.#controller.close();
+      this.#closed();
     }
   }
 
-  private closed(): void {
-    const onClosed = this.onClosed;
-    this.onClosed = undefined;
+  #closed(): void {
+    const onClosed = this.#onClosed;
+    this.#onClosed = undefined;
     onClosed?.();
   }
 
   /** Nobody will read the stream: drops what waits, but a close already asked for still happens. */
   discard(): void {
-    const close = this.closeWhenEmpty;
-    const onClosed = this.onClosed;
+    const close = this.#closeWhenEmpty;
+    const onClosed = this.#onClosed;
     this.clear();
     if (close) {
-      this.controller.close();
+      this.#controller.close();
       onClosed?.();
     }
   }
 
   /** Drops what waits (the stream errored or was cancelled). */
   clear(): void {
-    this.room = 0;
-    this.tail = undefined;
-    this.items = [];
-    this.next = 0;
-    this.closeWhenEmpty = false;
-    this.onClosed = undefined;
+    this.#room = 0;
+    this.#tail = undefined;
+    this.#items = [];
+    this.#next = 0;
+    this.#closeWhenEmpty = false;
+    this.#onClosed = undefined;
   }
 }
 

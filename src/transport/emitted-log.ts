@@ -26,59 +26,60 @@ export type ReplayVerdict =
  * cannot both hold: knowing where two sequences first differ takes something per position.
  */
 export class EmittedLog {
-  private lanes: Int32Array = EMPTY;
-  private size = 0;
+  #lanes: Int32Array = EMPTY;
+  #size = 0;
   /** One hash per complete block past the exact positions: lanes A and B. */
-  private blocks: Int32Array = EMPTY;
-  private blockCount = 0;
+  #blocks: Int32Array = EMPTY;
+  #blockCount = 0;
   /** The hash of the block being filled (past the exact positions). */
-  private openA = SEED_A;
-  private openB = SEED_B;
+  #openA = SEED_A;
+  #openB = SEED_B;
   // A re-stream in progress: its position, and the held chunks of the block being compared.
-  private replayAt = -1;
-  private held: UIMessageChunk[] = [];
-  private heldA = SEED_A;
-  private heldB = SEED_B;
+  #replayAt = -1;
+  #held: UIMessageChunk[] = [];
+  #heldA = SEED_A;
+  #heldB = SEED_B;
 
   get length(): number {
-    return this.size;
+    return this.#size;
   }
 
   /** Bytes the log holds, whatever the turn's length (for the memory tests). */
   get retainedBytes(): number {
-    return this.lanes.byteLength + this.blocks.byteLength;
+    return this.#lanes.byteLength + this.#blocks.byteLength;
   }
 
   record(chunk: UIMessageChunk): void {
     fingerprint(chunk);
-    const position = this.size++;
+    const position = this.#size++;
     if (position < EXACT_POSITIONS) {
       const at = position * 2;
-      if (at + 2 > this.lanes.length) this.lanes = grow(this.lanes, INITIAL_LANES, EXACT_POSITIONS * 2);
-      this.lanes[at] = laneA;
-      this.lanes[at + 1] = laneB;
+      if (at + 2 > this.#lanes.length) this.#lanes = grow(this.#lanes, INITIAL_LANES, EXACT_POSITIONS * 2);
+      this.#lanes[at] = laneA;
+      this.#lanes[at + 1] = laneB;
       return;
     }
-    this.openA = chain(this.openA, laneA, 0x01000193);
-    this.openB = chain(this.openB, laneB, 0x5bd1e995);
+    this.#openA = chain(this.#openA, laneA, 0x01000193);
+    this.#openB = chain(this.#openB, laneB, 0x5bd1e995);
     if ((position - EXACT_POSITIONS + 1) % BLOCK_POSITIONS !== 0) return;
-    const at = this.blockCount * 2;
-    if (at + 2 > this.blocks.length) this.blocks = grow(this.blocks, INITIAL_LANES, Number.POSITIVE_INFINITY);
-    this.blocks[at] = this.openA;
-    this.blocks[at + 1] = this.openB;
-    this.blockCount++;
-    this.openA = SEED_A;
-    this.openB = SEED_B;
+    const at = this.#blockCount * 2;
+    if (at + 2 > this.#blocks.length)
+      this.#blocks = grow(this.#blocks, INITIAL_LANES, Number.POSITIVE_INFINITY);
+    this.#blocks[at] = this.#openA;
+    this.#blocks[at + 1] = this.#openB;
+    this.#blockCount++;
+    this.#openA = SEED_A;
+    this.#openB = SEED_B;
   }
 
   /** A re-stream starts at position 0 (a second upgrade starts over; what was held is dropped). */
   restart(): void {
-    this.replayAt = 0;
-    this.dropHeld();
+    this.#replayAt = 0;
+    this.#dropHeld();
   }
 
   get replaying(): boolean {
-    return this.replayAt >= 0;
+    return this.#replayAt >= 0;
   }
 
   /**
@@ -88,43 +89,43 @@ export class EmittedLog {
    * `diverged` and `past` end the re-stream.
    */
   replay(chunk: UIMessageChunk): ReplayVerdict {
-    const position = this.replayAt;
-    this.held.push(chunk);
-    if (position >= this.size) {
-      this.replayAt = -1;
+    const position = this.#replayAt;
+    this.#held.push(chunk);
+    if (position >= this.#size) {
+      this.#replayAt = -1;
       return 'past';
     }
     fingerprint(chunk);
     if (position < EXACT_POSITIONS) {
-      if (this.lanes[position * 2] !== laneA || this.lanes[position * 2 + 1] !== laneB) {
-        this.replayAt = -1;
+      if (this.#lanes[position * 2] !== laneA || this.#lanes[position * 2 + 1] !== laneB) {
+        this.#replayAt = -1;
         return 'diverged';
       }
-      this.replayAt++;
+      this.#replayAt++;
       return 'repeat';
     }
-    this.heldA = chain(this.heldA, laneA, 0x01000193);
-    this.heldB = chain(this.heldB, laneB, 0x5bd1e995);
-    this.replayAt++;
+    this.#heldA = chain(this.#heldA, laneA, 0x01000193);
+    this.#heldB = chain(this.#heldB, laneB, 0x5bd1e995);
+    this.#replayAt++;
     const block = Math.floor((position - EXACT_POSITIONS) / BLOCK_POSITIONS);
     const blockEnd = EXACT_POSITIONS + (block + 1) * BLOCK_POSITIONS;
     // The last block may be partial: it is compared once the re-stream reaches what was shown.
-    if (position + 1 < Math.min(blockEnd, this.size)) return 'held';
-    const complete = block < this.blockCount;
-    const expectedA = complete ? this.blocks[block * 2] : this.openA;
-    const expectedB = complete ? this.blocks[block * 2 + 1] : this.openB;
-    const same = this.heldA === expectedA && this.heldB === expectedB;
-    this.heldA = SEED_A;
-    this.heldB = SEED_B;
+    if (position + 1 < Math.min(blockEnd, this.#size)) return 'held';
+    const complete = block < this.#blockCount;
+    const expectedA = complete ? this.#blocks[block * 2] : this.#openA;
+    const expectedB = complete ? this.#blocks[block * 2 + 1] : this.#openB;
+    const same = this.#heldA === expectedA && this.#heldB === expectedB;
+    this.#heldA = SEED_A;
+    this.#heldB = SEED_B;
     if (same) return 'repeat';
-    this.replayAt = -1;
+    this.#replayAt = -1;
     return 'diverged';
   }
 
   /** The chunks the last verdict (any but `held`) decided, in order. */
   takeDecided(): UIMessageChunk[] {
-    const decided = this.held;
-    this.dropHeld();
+    const decided = this.#held;
+    this.#dropHeld();
     return decided;
   }
 
@@ -133,14 +134,14 @@ export class EmittedLog {
    * held chunks count as different (the new run stopped where the old one had gone on).
    */
   abandon(): UIMessageChunk[] {
-    this.replayAt = -1;
+    this.#replayAt = -1;
     return this.takeDecided();
   }
 
-  private dropHeld(): void {
-    if (this.held.length > 0) this.held = [];
-    this.heldA = SEED_A;
-    this.heldB = SEED_B;
+  #dropHeld(): void {
+    if (this.#held.length > 0) this.#held = [];
+    this.#heldA = SEED_A;
+    this.#heldB = SEED_B;
   }
 }
 

@@ -52,19 +52,22 @@ export interface HeadStartSend {
  */
 export class HeadStart {
   /** Sessions the route made, waiting for the chat's client to adopt them. */
-  private readonly handed = new Map<string, StartSessionResult>();
-  private readonly inFlight = new Set<string>();
+  readonly #handed = new Map<string, StartSessionResult>();
+  readonly #inFlight = new Set<string>();
+  readonly #options: HeadStartOptions;
 
-  constructor(private readonly options: HeadStartOptions) {}
+  constructor(options: HeadStartOptions) {
+    this.#options = options;
+  }
 
   /** The app's `startSession`, answering from a head start when one just made the session. */
   wrapStartSession(
     startSession: (input: StartSessionInput) => Promise<StartSessionResult>,
   ): (input: StartSessionInput) => Promise<StartSessionResult> {
     return (input) => {
-      const handed = this.handed.get(input.chatId);
+      const handed = this.#handed.get(input.chatId);
       if (handed === undefined) return startSession(input);
-      this.handed.delete(input.chatId);
+      this.#handed.delete(input.chatId);
       return Promise.resolve(handed);
     };
   }
@@ -81,23 +84,23 @@ export class HeadStart {
     const last = call.messages[call.messages.length - 1];
     const applies =
       !call.busy &&
-      !this.inFlight.has(chatId) &&
+      !this.#inFlight.has(chatId) &&
       last?.role === 'user' &&
       state.token === undefined &&
       state.sessionId === undefined &&
       !state.closed &&
       !state.turnLive;
     if (!applies) return undefined;
-    this.inFlight.add(chatId);
+    this.#inFlight.add(chatId);
     let response: Response;
     try {
-      response = await this.post(call);
+      response = await this.#post(call);
     } catch (error) {
-      this.inFlight.delete(chatId);
+      this.#inFlight.delete(chatId);
       throw error;
     }
-    if (response.ok && response.body !== null) return this.relay(call, response.body);
-    this.inFlight.delete(chatId);
+    if (response.ok && response.body !== null) return this.#relay(call, response.body);
+    this.#inFlight.delete(chatId);
     const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     if (response.status === 409 && body?.code === HEAD_START_SESSION_EXISTS) return undefined;
     throw httpErrorFromResponse({
@@ -108,8 +111,8 @@ export class HeadStart {
     });
   }
 
-  private async post(call: HeadStartSend): Promise<Response> {
-    const { options } = this;
+  async #post(call: HeadStartSend): Promise<Response> {
+    const options = this.#options;
     const extra = typeof options.headers === 'function' ? await options.headers() : options.headers;
     const headers = new Headers(extra);
     new Headers(call.headers).forEach((value, key) => {
@@ -137,7 +140,7 @@ export class HeadStart {
   }
 
   /** The route's UI message stream, without its own two chunks; the session adopted at the end. */
-  private relay(call: HeadStartSend, body: ReadableStream<Uint8Array>): ReadableStream<UIMessageChunk> {
+  #relay(call: HeadStartSend, body: ReadableStream<Uint8Array>): ReadableStream<UIMessageChunk> {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     let session: HeadStartSessionData | undefined;
@@ -149,7 +152,7 @@ export class HeadStart {
     const end = async () => {
       if (ended) return;
       ended = true;
-      this.inFlight.delete(call.chatId);
+      this.#inFlight.delete(call.chatId);
       if (session === undefined) return;
       // The agent answers the handover with a turn-complete of its own (no content), unless the
       // route said its handover failed (an error and no handover chunk). A connection lost
@@ -159,7 +162,7 @@ export class HeadStart {
       const unnumbered = handedOver ? handoverInSeq === undefined : failure === cut;
       // `isCached: true`, as for a session another page made: `.in` holds the handover, whose
       // turn-complete may not be on `.out` yet, so the next send holds records for its own seq.
-      this.handed.set(call.chatId, {
+      this.#handed.set(call.chatId, {
         sessionId: session.sessionId,
         publicAccessToken: session.publicAccessToken,
         isCached: true,
@@ -167,7 +170,7 @@ export class HeadStart {
       try {
         await call.client.ensureSession();
       } finally {
-        this.handed.delete(call.chatId);
+        this.#handed.delete(call.chatId);
       }
       // Marked as a turn whose reply has not begun and whose turn-complete may still come (as
       // for a stopped send): on a wire without `seq` the next send then skips that

@@ -39,133 +39,135 @@ type Phase =
  * that started before records arrived is void. `stop()` leads to `over` from any phase.
  */
 export class TurnLiveness {
-  private phase: Phase = { type: 'quiet' };
-  private lastActivityAt: number;
+  #phase: Phase = { type: 'quiet' };
+  #lastActivityAt: number;
   /** When a check last found a live run: silence is bounded from here when checks say nothing. */
-  private aliveAt: number;
-  private timer: unknown;
-  private checking = false;
-  private connected = false;
+  #aliveAt: number;
+  #timer: unknown;
+  #checking = false;
+  #connected = false;
+  readonly #client: SessionClient;
+  readonly #onGone: (reason: GoneReason, silentForMs: number) => void;
 
-  constructor(
-    private readonly client: SessionClient,
-    private readonly onGone: (reason: GoneReason, silentForMs: number) => void,
-  ) {
+  constructor(client: SessionClient, onGone: (reason: GoneReason, silentForMs: number) => void) {
+    this.#client = client;
+    this.#onGone = onGone;
     const now = client.environment.now();
-    this.lastActivityAt = now;
-    this.aliveAt = now;
+    this.#lastActivityAt = now;
+    this.#aliveAt = now;
   }
 
   /** Starts watching (after the append was stored, or when a replay begins). */
   start(): void {
-    if (this.phase.type === 'over') return;
-    this.lastActivityAt = this.client.environment.now();
-    this.arm(this.client.liveness.checkAfterMs);
+    if (this.#phase.type === 'over') return;
+    this.#lastActivityAt = this.#client.environment.now();
+    this.#arm(this.#client.liveness.checkAfterMs);
   }
 
   /** Batches of records arrived at `at`: the turn is not silent. */
   activity(at: number): void {
-    this.lastActivityAt = at;
-    if (this.phase.type === 'quiet' || this.phase.type === 'over') return;
-    this.phase = { type: 'quiet' };
-    this.statusBack();
+    this.#lastActivityAt = at;
+    if (this.#phase.type === 'quiet' || this.#phase.type === 'over') return;
+    this.#phase = { type: 'quiet' };
+    this.#statusBack();
   }
 
   /** The turn's `.out` connection opened (`true`) or ended (`false`). */
   connection(open: boolean): void {
-    this.connected = open;
-    if (open && this.phase.type === 'confirming') this.phase.readSince = true;
+    this.#connected = open;
+    if (open && this.#phase.type === 'confirming') this.#phase.readSince = true;
   }
 
   stop(): void {
-    if (this.phase.type === 'over') return;
-    const wasWaiting = this.phase.type !== 'quiet';
-    this.phase = { type: 'over' };
-    this.client.environment.clearTimeout(this.timer);
-    this.timer = undefined;
-    if (wasWaiting) this.statusBack();
+    if (this.#phase.type === 'over') return;
+    const wasWaiting = this.#phase.type !== 'quiet';
+    this.#phase = { type: 'over' };
+    this.#client.environment.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (wasWaiting) this.#statusBack();
   }
 
-  private statusBack(): void {
-    const { store } = this.client;
+  #statusBack(): void {
+    const { store } = this.#client;
     if (store.getState().status.type === 'waiting') store.setState({ status: { type: 'streaming' } });
   }
 
-  private arm(ms: number): void {
-    const env = this.client.environment;
-    env.clearTimeout(this.timer);
-    this.timer = env.setTimeout(() => this.tick(), Math.max(0, ms));
+  #arm(ms: number): void {
+    const env = this.#client.environment;
+    env.clearTimeout(this.#timer);
+    this.#timer = env.setTimeout(() => this.#tick(), Math.max(0, ms));
   }
 
-  private tick(): void {
-    const phase = this.phase;
+  #tick(): void {
+    const phase = this.#phase;
     if (phase.type === 'over') return;
-    const { liveness, environment: env, store } = this.client;
+    const { liveness, environment: env, store } = this.#client;
     const now = env.now();
-    const silentFor = now - this.lastActivityAt;
+    const silentFor = now - this.#lastActivityAt;
     if (silentFor < liveness.checkAfterMs) {
-      this.arm(liveness.checkAfterMs - silentFor);
+      this.#arm(liveness.checkAfterMs - silentFor);
       return;
     }
-    if (now - Math.max(this.lastActivityAt, this.aliveAt) >= liveness.maxSilenceMs) {
-      this.end('silence', silentFor);
+    if (now - Math.max(this.#lastActivityAt, this.#aliveAt) >= liveness.maxSilenceMs) {
+      this.#end('silence', silentFor);
       return;
     }
     if (phase.type === 'confirming') {
       if (phase.readSince && now - phase.goneAt >= liveness.confirmMs) {
-        this.end('run-gone', silentFor);
+        this.#end('run-gone', silentFor);
         return;
       }
     } else if (phase.type === 'quiet') {
-      this.phase = { type: 'waiting', nextCheckAt: now, interval: liveness.checkIntervalMs };
+      this.#phase = { type: 'waiting', nextCheckAt: now, interval: liveness.checkIntervalMs };
     }
     const status = store.getState().status;
     if (status.type === 'streaming' || status.type === 'waiting') {
       store.setState({
-        status: { type: 'waiting', silentSince: this.lastActivityAt, silentForMs: silentFor },
+        status: { type: 'waiting', silentSince: this.#lastActivityAt, silentForMs: silentFor },
       });
     }
-    const current = this.phase;
-    if (current.type === 'waiting' && !this.checking && now >= current.nextCheckAt) void this.check(current);
+    const current = this.#phase;
+    if (current.type === 'waiting' && !this.#checking && now >= current.nextCheckAt)
+      void this.#check(current);
     // Once a second: the status's `silentForMs`, a due check, the confirmation window.
-    this.arm(1_000);
+    this.#arm(1_000);
   }
 
-  private async check(waiting: Phase & { type: 'waiting' }): Promise<void> {
-    this.checking = true;
-    const { liveness, environment: env } = this.client;
+  async #check(waiting: Phase & { type: 'waiting' }): Promise<void> {
+    this.#checking = true;
+    const { liveness, environment: env } = this.#client;
     const startedAt = env.now();
     let verdict: 'alive' | 'gone' | 'unknown' = 'unknown';
     try {
-      const { currentRunId } = await this.client.checkRun();
+      const { currentRunId } = await this.#client.checkRun();
       if (currentRunId === null) verdict = 'gone';
       else if (currentRunId !== undefined) verdict = 'alive';
       if (isInspected()) {
         const note = { type: 'liveness-check', runId: currentRunId, verdict } as const;
-        inspectNote(this.client.chatId, note, env.now());
+        inspectNote(this.#client.chatId, note, env.now());
       }
     } catch (error) {
       // A closed session stops the reader through the client; anything else tells nothing.
       if (!isDurableChatError(error) || error.code !== 'SESSION_CLOSED') {
-        env.warn(`could not check whether chat ${this.client.chatId}'s agent run lives: ${String(error)}`);
+        env.warn(`could not check whether chat ${this.#client.chatId}'s agent run lives: ${String(error)}`);
       }
     } finally {
-      this.checking = false;
+      this.#checking = false;
     }
     // Records arrived while it was asked, or the watch moved on: the answer is stale.
-    if (this.phase !== waiting || this.lastActivityAt > startedAt) return;
+    if (this.#phase !== waiting || this.#lastActivityAt > startedAt) return;
     const now = env.now();
     if (verdict === 'gone') {
-      this.phase = { type: 'confirming', goneAt: now, readSince: this.connected };
+      this.#phase = { type: 'confirming', goneAt: now, readSince: this.#connected };
       return;
     }
-    if (verdict === 'alive') this.aliveAt = now;
+    if (verdict === 'alive') this.#aliveAt = now;
     waiting.nextCheckAt = now + waiting.interval;
     waiting.interval = Math.min(liveness.maxCheckIntervalMs, waiting.interval * 2);
   }
 
-  private end(reason: GoneReason, silentForMs: number): void {
+  #end(reason: GoneReason, silentForMs: number): void {
     this.stop();
-    this.onGone(reason, silentForMs);
+    this.#onGone(reason, silentForMs);
   }
 }
