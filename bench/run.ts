@@ -171,7 +171,10 @@ const measureThroughput = (shapes: StreamShape[], runs: number) =>
       ? [
           'floor-stream',
           'durable-chat-unmerged',
-          ...(quick ? [] : (['durable-chat-devtools'] as const)),
+          // With `--variants=`, only when named there (it is the slowest of them).
+          ...(quick || (variantFilter !== undefined && !variantFilter.includes('durable-chat-devtools'))
+            ? []
+            : (['durable-chat-devtools'] as const)),
           // An A/B against another build, in the same run: DURABLE_CHAT_BASELINE=<its dist/index.js>.
           ...(process.env.DURABLE_CHAT_BASELINE
             ? (['durable-chat-baseline', 'durable-chat-baseline-unmerged'] as const)
