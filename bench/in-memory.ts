@@ -1,5 +1,6 @@
+import { pathToFileURL } from 'node:url';
 import { cliArgs } from './cli-args.js';
-import { createDurableChatVariant } from './clients/durable-chat-client.js';
+import { createDurableChatVariant, type DurableChatModule } from './clients/durable-chat-client.js';
 import { createFloorVariant, floorTurn } from './clients/floor-client.js';
 import { encodeTurn } from './fixture-encoding.js';
 import { fakeSessionToken } from './fixture-routes.js';
@@ -10,6 +11,7 @@ import { createCollector, drain, verifyChunks } from './verify-turn.js';
 /**
  * `TSX_TSCONFIG_PATH=bench/tsconfig.json npx tsx bench/in-memory.ts [--batch=100]
  * [--tail=live|end] [--deltas=100000] [--runs=7] [--unmerged]`
+ * (`DURABLE_CHAT_BASELINE=<another build's dist/index.js>` adds that build as `baseline`)
  * The client side of the throughput scenario with no socket and no server process: `fetch`
  * answers from memory with the fixture's pre-encoded bytes (64 KiB per read). Every variant
  * reads the same bytes in one process, interleaved run by run, so a change to the hot path
@@ -53,8 +55,13 @@ globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise
   return Response.json({ ok: false }, { status: 404 });
 };
 
-type Name = 'floor' | 'floor-stream' | 'durable-chat';
-const names: Name[] = ['floor', 'floor-stream', 'durable-chat'];
+type Name = 'floor' | 'floor-stream' | 'durable-chat' | 'baseline';
+const baselinePath = process.env.DURABLE_CHAT_BASELINE;
+const baseline =
+  baselinePath === undefined || baselinePath === ''
+    ? undefined
+    : ((await import(pathToFileURL(baselinePath).href)) as DurableChatModule);
+const names: Name[] = ['floor', 'floor-stream', 'durable-chat', ...(baseline ? (['baseline'] as const) : [])];
 const expected = { text: encoded.turn.text, chunkCount: encoded.turn.chunkCount, deltas: spec.deltas };
 
 async function once(name: Name, run: number): Promise<number> {
@@ -67,12 +74,13 @@ async function once(name: Name, run: number): Promise<number> {
     message: { id: `u-${run}`, role: 'user' as const, parts: [{ type: 'text' as const, text: 'hi' }] },
   };
   const collector = createCollector();
+  const options = unmerged ? { coalesceDeltas: false } : {};
   const variant =
     name === 'durable-chat'
-      ? unmerged
-        ? createDurableChatVariant({ coalesceDeltas: false })
-        : createDurableChatVariant()
-      : createFloorVariant();
+      ? createDurableChatVariant(options)
+      : name === 'baseline' && baseline !== undefined
+        ? createDurableChatVariant(options, { module: baseline, name: 'durable-chat-baseline' })
+        : createFloorVariant();
   const start = process.cpuUsage();
   if (name === 'floor') await floorTurn(context, collector.add);
   else await drain(await variant.send(context), collector);

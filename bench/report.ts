@@ -16,6 +16,7 @@ const LABEL: Record<VariantName, string> = {
   'durable-chat-unmerged': '(a′) durable-chat, `coalesceDeltas: false`',
   'durable-chat-devtools': '(a″) durable-chat, devtools panel open (recording)',
   'durable-chat-baseline': '(a‴) durable-chat, another build (`DURABLE_CHAT_BASELINE`)',
+  'durable-chat-baseline-unmerged': '(a⁗) the other build, `coalesceDeltas: false`',
   trigger: '(b) `TriggerChatTransport`',
   floor: '(c) floor: eventsource-parser + JSON.parse',
   'floor-stream': '(c′) floor + a ReadableStream (the ChatTransport shape)',

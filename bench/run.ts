@@ -171,9 +171,14 @@ const measureThroughput = (shapes: StreamShape[], runs: number) =>
       ? [
           'floor-stream',
           'durable-chat-unmerged',
-          ...(quick ? [] : (['durable-chat-devtools'] as const)),
+          // With `--variants=`, only when named there (it is the slowest of them).
+          ...(quick || (variantFilter !== undefined && !variantFilter.includes('durable-chat-devtools'))
+            ? []
+            : (['durable-chat-devtools'] as const)),
           // An A/B against another build, in the same run: DURABLE_CHAT_BASELINE=<its dist/index.js>.
-          ...(process.env.DURABLE_CHAT_BASELINE ? (['durable-chat-baseline'] as const) : []),
+          ...(process.env.DURABLE_CHAT_BASELINE
+            ? (['durable-chat-baseline', 'durable-chat-baseline-unmerged'] as const)
+            : []),
         ]
       : ['floor-stream'],
     log,
@@ -238,7 +243,15 @@ if (wanted('scale')) {
     // The floors a ChatTransport cannot go below: the stream it must return, and the stream
     // with the read opened while the append is in flight (what keeps a held append from
     // holding back a reply, as durable-chat does).
-    variants: [...variants, 'floor-stream', 'floor-overlap'],
+    // `--variants=` narrows it too (the baseline build joins with DURABLE_CHAT_BASELINE).
+    variants: (
+      [
+        ...variants,
+        'floor-stream',
+        'floor-overlap',
+        ...(process.env.DURABLE_CHAT_BASELINE ? (['durable-chat-baseline'] as const) : []),
+      ] as VariantName[]
+    ).filter((name) => variantFilter === undefined || variantFilter.includes(name)),
     log,
   });
 }

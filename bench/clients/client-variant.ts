@@ -33,13 +33,15 @@ export interface ClientVariant {
  * `coalesceDeltas: false`, one chunk per record like the floors. `durable-chat-devtools`: the
  * transport while the devtools panel's model watches (and records) every chat, as with
  * `<DurableChatDevtools />` mounted. `durable-chat-baseline`: the transport of another build
- * (`DURABLE_CHAT_BASELINE=<its dist/index.js>`), for an A/B of a change in one run.
+ * (`DURABLE_CHAT_BASELINE=<its dist/index.js>`), for an A/B of a change in one run;
+ * `durable-chat-baseline-unmerged` the same build with `coalesceDeltas: false`.
  */
 export type VariantName =
   | 'durable-chat'
   | 'durable-chat-unmerged'
   | 'durable-chat-devtools'
   | 'durable-chat-baseline'
+  | 'durable-chat-baseline-unmerged'
   | 'trigger'
   | 'floor'
   | 'floor-stream'
@@ -79,14 +81,16 @@ export async function loadVariant(name: VariantName, options: VariantOptions = {
         },
       };
     }
-    case 'durable-chat-baseline': {
+    case 'durable-chat-baseline':
+    case 'durable-chat-baseline-unmerged': {
       const path = process.env.DURABLE_CHAT_BASELINE;
       if (path === undefined || path === '')
         throw new Error(
           "the 'durable-chat-baseline' variant needs DURABLE_CHAT_BASELINE=<another build's dist/index.js>",
         );
       const module = (await import(pathToFileURL(path).href)) as DurableChatModule;
-      return (await import('./durable-chat-client.js')).createDurableChatVariant({}, { module, name });
+      const options = name === 'durable-chat-baseline-unmerged' ? { coalesceDeltas: false } : {};
+      return (await import('./durable-chat-client.js')).createDurableChatVariant(options, { module, name });
     }
     case 'trigger':
       return (await import('./trigger-client.js')).createTriggerVariant();

@@ -29,7 +29,10 @@ export function createDurableChatVariant(
     return value;
   };
   return {
-    name: options.coalesceDeltas === false ? 'durable-chat-unmerged' : build.name,
+    name:
+      build.name === 'durable-chat' && options.coalesceDeltas === false
+        ? 'durable-chat-unmerged'
+        : build.name,
     async send({ baseUrl, chatId, token: sessionToken, isCached, message, history }) {
       tokens.set(chatId, sessionToken);
       created.set(chatId, isCached);

@@ -59,6 +59,9 @@ export async function appendWithRetry(
   let forceRefresh = false;
   let replaced = false;
   let attempt = 0;
+  let attemptAbort: AbortController | undefined;
+  let relayed: AbortSignal | undefined;
+  const relay = () => attemptAbort?.abort(signal?.reason);
   for (;;) {
     attempt++;
     if (signal?.aborted) throw abortedError(OPERATION, signal.reason);
@@ -71,6 +74,14 @@ export async function appendWithRetry(
       forceRefresh = false;
       if (signal?.aborted) throw abortedError(OPERATION, signal.reason);
       onAttempt?.();
+      // The attempt's own controller, relayed from `signal` only while the attempt is out: a
+      // relay left on `signal` would keep the attempt's controller, its signal and the
+      // request's abort wiring alive as long as the caller's signal (a turn's whole length).
+      attemptAbort = new AbortController();
+      if (signal !== undefined) {
+        relayed = signal;
+        signal.addEventListener('abort', relay, { once: true });
+      }
       const response = await fetchWithTimeout(
         env,
         joinUrl(context.baseURL, `/realtime/v1/sessions/${context.sessionPath()}/in/append`),
@@ -83,11 +94,11 @@ export async function appendWithRetry(
             [HEADER.accept]: 'application/json',
           }),
           body,
-          signal,
+          signal: attemptAbort.signal,
         },
         retry.appendTimeoutMs,
         OPERATION,
-        undefined,
+        attemptAbort,
         context.chatId,
       );
       // The body is bounded too: a 200 whose body stalls after the headers is still stored
@@ -104,6 +115,9 @@ export async function appendWithRetry(
       if (isAbortError(error, signal)) throw abortedError(OPERATION, error);
       if (isDurableChatError(error) && !isTransientCallbackError(error)) throw error;
       failure = isDurableChatError(error) ? error : networkError(OPERATION, error);
+    } finally {
+      relayed?.removeEventListener('abort', relay);
+      relayed = undefined;
     }
     if (failure instanceof SessionClosedError) {
       context.markClosed(failure);

@@ -30,7 +30,9 @@ function readTail(value: unknown): StreamTail | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { seq_num, timestamp } = value as { seq_num?: unknown; timestamp?: unknown };
   if (!isNonNegativeInteger(seq_num)) return undefined;
-  return { seq_num, timestamp: typeof timestamp === 'number' ? timestamp : 0 };
+  // Well formed (the usual case): the parsed object itself, no copy per event.
+  if (typeof timestamp === 'number') return value as StreamTail;
+  return { seq_num, timestamp: 0 };
 }
 
 function isHeaderList(value: unknown): value is RecordHeader[] {
@@ -52,6 +54,15 @@ export function parseBatchData(
   data: string,
   report: (error: ProtocolError) => void,
 ): { records: OutRecord[]; tail: StreamTail | undefined } | undefined {
+  const batch = readBatch(data, report);
+  return batch === undefined ? undefined : { records: batch.records, tail: batch.tail };
+}
+
+/** `parseBatchData`, with the highest `seq_num` kept (-1: none), found in the same pass. */
+function readBatch(
+  data: string,
+  report: (error: ProtocolError) => void,
+): { records: OutRecord[]; tail: StreamTail | undefined; highest: number } | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(data);
@@ -67,6 +78,7 @@ export function parseBatchData(
   // The parsed array is returned as it is when every record is well formed (the common
   // case): a copy is made only from the first record that needs dropping or repairing.
   let records: OutRecord[] | undefined;
+  let highest = -1;
   for (let index = 0; index < raw.length; index++) {
     const record = raw[index] as Partial<OutRecord> | null;
     if (typeof record !== 'object' || record === null || !isNonNegativeInteger(record.seq_num)) {
@@ -79,6 +91,7 @@ export function parseBatchData(
       );
       continue;
     }
+    if (record.seq_num > highest) highest = record.seq_num;
     const headersOk = record.headers === undefined || isHeaderList(record.headers);
     if (typeof record.body === 'string' && headersOk && typeof record.timestamp === 'number') {
       records?.push(record as OutRecord);
@@ -94,7 +107,7 @@ export function parseBatchData(
     });
   }
   records ??= raw as OutRecord[];
-  return { records, tail: readTail((parsed as { tail?: unknown }).tail) };
+  return { records, tail: readTail((parsed as { tail?: unknown }).tail), highest };
 }
 
 /**
@@ -147,9 +160,13 @@ export function createOutStreamDecoder(
     if (abandoned) return;
     switch (message.event) {
       case 'batch': {
-        const batch = parseBatchData(message.data, report);
+        const batch = readBatch(message.data, report);
         if (batch === undefined) return;
-        const beyond = recordBeyondTail(batch.records, batch.tail);
+        // One comparison per batch; the record past the tail is looked for only when there is one.
+        const beyond =
+          batch.tail !== undefined && batch.highest > batch.tail.seq_num
+            ? recordBeyondTail(batch.records, batch.tail)
+            : undefined;
         if (beyond !== undefined) {
           abandon(
             new ProtocolError({

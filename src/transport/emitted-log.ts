@@ -174,30 +174,69 @@ const START = 0x5354;
 const TEXT_DELTA = 0x5444;
 const REASONING_DELTA = 0x5244;
 
+/** The last delta's part id and its hash: a part's deltas all carry the same id. */
+let lastId: string | undefined;
+let lastIdA = 0;
+let lastIdB = 0;
+
 /**
  * A `start` keeps the message id it was first shown with, so only its type counts. Deltas,
  * nearly every chunk of a turn, are hashed by the fields the AI SDK reads from them (`id`,
- * `delta`, `providerMetadata`), without walking their keys: this runs once per chunk shown.
+ * `delta`, `providerMetadata`), without walking their keys: this runs once per chunk shown,
+ * so the delta is hashed in locals (module state is read and written once, not per step) and
+ * the part id's hash is reused while it repeats.
  */
 function fingerprint(chunk: UIMessageChunk): void {
-  laneA = SEED_A;
-  laneB = SEED_B;
   switch (chunk.type) {
     case 'start':
+      laneA = SEED_A;
+      laneB = SEED_B;
       mix(START);
       return;
     case 'text-delta':
     case 'reasoning-delta': {
       const { id, delta, providerMetadata } = chunk;
       if (typeof id !== 'string' || typeof delta !== 'string') break;
-      mix(chunk.type === 'text-delta' ? TEXT_DELTA : REASONING_DELTA);
-      hashString(id);
-      hashString(delta);
+      if (id !== lastId) hashId(id);
+      const code = chunk.type === 'text-delta' ? TEXT_DELTA : REASONING_DELTA;
+      let a = Math.imul(SEED_A ^ code, 0x01000193);
+      let b = Math.imul(SEED_B ^ code, 0x5bd1e995) ^ (SEED_B >>> 15);
+      a = Math.imul(a ^ lastIdA, 0x01000193);
+      b = Math.imul(b ^ lastIdB, 0x5bd1e995) ^ (b >>> 15);
+      // The delta's length first, then two UTF-16 code units per step: one encoding per text.
+      const length = delta.length;
+      a = Math.imul(a ^ length, 0x01000193);
+      b = Math.imul(b ^ length, 0x5bd1e995) ^ (b >>> 15);
+      let index = 0;
+      for (; index + 1 < length; index += 2) {
+        const pair = delta.charCodeAt(index) | (delta.charCodeAt(index + 1) << 16);
+        a = Math.imul(a ^ pair, 0x01000193);
+        b = Math.imul(b ^ pair, 0x5bd1e995) ^ (b >>> 15);
+      }
+      if (index < length) {
+        const unit = delta.charCodeAt(index);
+        a = Math.imul(a ^ unit, 0x01000193);
+        b = Math.imul(b ^ unit, 0x5bd1e995) ^ (b >>> 15);
+      }
+      laneA = a;
+      laneB = b;
       if (providerMetadata !== undefined) hashValue(providerMetadata);
       return;
     }
   }
+  laneA = SEED_A;
+  laneB = SEED_B;
   hashValue(chunk);
+}
+
+/** Hashes a part id on its own (its two lanes are mixed into each of its deltas' hash). */
+function hashId(id: string): void {
+  laneA = SEED_A;
+  laneB = SEED_B;
+  hashString(id);
+  lastId = id;
+  lastIdA = laneA;
+  lastIdB = laneB;
 }
 
 function mix(code: number): void {
