@@ -27,53 +27,65 @@ function persistedFieldsChanged(next: ChatSessionState, previous: ChatSessionSta
  * it has expired.
  */
 export class PersistenceBinding {
-  private unsubscribe: (() => void) | undefined;
-  private scheduled = false;
-  private saving = false;
-  private dirty = false;
-  private disposed = false;
+  #unsubscribe: (() => void) | undefined;
+  #scheduled = false;
+  #saving = false;
+  #dirty = false;
+  #disposed = false;
   /** When this chat's close was first known (loaded from its tombstone, or seen here). */
-  private closedAt: number | undefined;
+  #closedAt: number | undefined;
   /** Holds in force (see `hold`): while any is, nothing is written. */
-  private holds = 0;
+  #holds = 0;
+
+  readonly #chatId: string;
+  readonly #store: SessionStore;
+  readonly #adapter: SessionPersistence;
+  readonly #warn: (message: string) => void;
+  readonly #now: () => number;
 
   constructor(
-    private readonly chatId: string,
-    private readonly store: SessionStore,
-    private readonly adapter: SessionPersistence,
-    private readonly warn: (message: string) => void,
-    private readonly now: () => number = Date.now,
-  ) {}
+    chatId: string,
+    store: SessionStore,
+    adapter: SessionPersistence,
+    warn: (message: string) => void,
+    now: () => number = Date.now,
+  ) {
+    this.#chatId = chatId;
+    this.#store = store;
+    this.#adapter = adapter;
+    this.#warn = warn;
+    this.#now = now;
+  }
 
   /** The stored record, or undefined when there is none or it is unusable (then it is removed). */
   async load(): Promise<PersistedChatRecord | undefined> {
     let raw: unknown;
     try {
-      raw = await this.adapter.load(this.chatId);
+      raw = await this.#adapter.load(this.#chatId);
     } catch (error) {
-      this.warn(`could not load the persisted record of chat ${this.chatId}: ${String(error)}`);
+      this.#warn(`could not load the persisted record of chat ${this.#chatId}: ${String(error)}`);
       return undefined;
     }
     if (raw === undefined || raw === null) return undefined;
-    const parsed = parsePersistedRecord(raw, this.chatId);
+    const parsed = parsePersistedRecord(raw, this.#chatId);
     if (typeof parsed === 'string') {
-      this.warn(`discarding the corrupt persisted record of chat ${this.chatId} (${parsed})`);
-      await this.remove('corrupt');
+      this.#warn(`discarding the corrupt persisted record of chat ${this.#chatId} (${parsed})`);
+      await this.#remove('corrupt');
       return undefined;
     }
-    if (tombstoneExpired(parsed, this.now())) {
-      await this.remove('expired');
+    if (tombstoneExpired(parsed, this.#now())) {
+      await this.#remove('expired');
       return undefined;
     }
-    if (parsed.closed) this.closedAt = parsed.closedAt ?? this.now();
+    if (parsed.closed) this.#closedAt = parsed.closedAt ?? this.#now();
     return parsed;
   }
 
-  private async remove(what: 'corrupt' | 'expired'): Promise<void> {
+  async #remove(what: 'corrupt' | 'expired'): Promise<void> {
     try {
-      await this.adapter.remove(this.chatId);
+      await this.#adapter.remove(this.#chatId);
     } catch (error) {
-      this.warn(`could not remove the ${what} record of chat ${this.chatId}: ${String(error)}`);
+      this.#warn(`could not remove the ${what} record of chat ${this.#chatId}: ${String(error)}`);
     }
   }
 
@@ -85,7 +97,7 @@ export class PersistenceBinding {
   async restore(adoptToken: (token: string) => void): Promise<void> {
     const record = await this.load();
     if (record !== undefined) {
-      this.store.setState({
+      this.#store.setState({
         sessionId: record.sessionId,
         lastEventId: record.lastEventId,
         turns: record.turns,
@@ -94,28 +106,28 @@ export class PersistenceBinding {
         closedReason: record.closedReason,
         status: record.closed ? { type: 'closed' } : { type: 'idle' },
       });
-      const scoped = this.adapter.scope !== undefined;
+      const scoped = this.#adapter.scope !== undefined;
       if (record.publicAccessToken !== undefined && scoped && !record.closed)
         adoptToken(record.publicAccessToken);
       // Written before tombstones were dated, or tokens kept only under a scope: rewritten now.
       const legacy = record.closed
         ? record.closedAt === undefined
         : record.publicAccessToken !== undefined && !scoped;
-      if (legacy) this.schedule();
+      if (legacy) this.#schedule();
     }
     this.start();
   }
 
   start(): void {
-    if (this.disposed || this.unsubscribe !== undefined) return;
-    this.unsubscribe = this.store.subscribe((next, previous) => {
-      if (persistedFieldsChanged(next, previous)) this.schedule();
+    if (this.#disposed || this.#unsubscribe !== undefined) return;
+    this.#unsubscribe = this.#store.subscribe((next, previous) => {
+      if (persistedFieldsChanged(next, previous)) this.#schedule();
     });
   }
 
   /** Resolves when every scheduled save has been written (tests and page-hide handlers use it). */
   async flush(): Promise<void> {
-    while (this.scheduled || this.saving) await new Promise((resolve) => setTimeout(resolve, 0));
+    while (this.#scheduled || this.#saving) await new Promise((resolve) => setTimeout(resolve, 0));
   }
 
   /**
@@ -126,53 +138,53 @@ export class PersistenceBinding {
    * written on release; the next change writes the whole state.
    */
   hold(): () => void {
-    this.holds += 1;
+    this.#holds += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.holds -= 1;
+      this.#holds -= 1;
     };
   }
 
   dispose(): void {
-    this.disposed = true;
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.#disposed = true;
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
   }
 
-  private schedule(): void {
-    if (this.holds > 0) return;
-    if (this.saving) {
-      this.dirty = true;
+  #schedule(): void {
+    if (this.#holds > 0) return;
+    if (this.#saving) {
+      this.#dirty = true;
       return;
     }
-    if (this.scheduled) return;
-    this.scheduled = true;
+    if (this.#scheduled) return;
+    this.#scheduled = true;
     queueMicrotask(() => {
-      this.scheduled = false;
-      void this.save();
+      this.#scheduled = false;
+      void this.#save();
     });
   }
 
-  private async save(): Promise<void> {
-    this.saving = true;
+  async #save(): Promise<void> {
+    this.#saving = true;
     try {
       do {
-        this.dirty = false;
-        if (this.holds > 0) break;
-        const state = this.store.getState();
-        if (state.closed) this.closedAt ??= this.now();
-        const keepToken = this.adapter.scope !== undefined;
-        await this.adapter.save(
-          this.chatId,
-          toPersistedRecord(state, { keepToken, closedAt: this.closedAt }),
+        this.#dirty = false;
+        if (this.#holds > 0) break;
+        const state = this.#store.getState();
+        if (state.closed) this.#closedAt ??= this.#now();
+        const keepToken = this.#adapter.scope !== undefined;
+        await this.#adapter.save(
+          this.#chatId,
+          toPersistedRecord(state, { keepToken, closedAt: this.#closedAt }),
         );
-      } while (this.dirty);
+      } while (this.#dirty);
     } catch (error) {
-      this.warn(`could not save the record of chat ${this.chatId}: ${String(error)}`);
+      this.#warn(`could not save the record of chat ${this.#chatId}: ${String(error)}`);
     } finally {
-      this.saving = false;
+      this.#saving = false;
     }
   }
 }

@@ -100,24 +100,27 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   readonly resumeStreamIsReplay = true;
   private readonly chats = new Map<string, ChatEntry>();
   /** Chats this page disconnected, oldest first: idle ones beyond the cap are dropped. */
-  private readonly disconnected = new Set<string>();
+  readonly #disconnected = new Set<string>();
 
-  private readonly headStart: HeadStart | undefined;
+  readonly #headStart: HeadStart | undefined;
 
-  constructor(private readonly options: SessionChatTransportOptions) {
-    this.headStart = options.headStart === undefined ? undefined : new HeadStart(options.headStart);
+  readonly #options: SessionChatTransportOptions;
+
+  constructor(options: SessionChatTransportOptions) {
+    this.#options = options;
+    this.#headStart = options.headStart === undefined ? undefined : new HeadStart(options.headStart);
   }
 
   async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
     const { trigger, chatId, messageId, messages, abortSignal } = options;
-    const metadata = mergeMetadata(this.options.clientData, options.metadata);
-    if (this.headStart !== undefined && trigger === 'submit-message') {
+    const metadata = mergeMetadata(this.#options.clientData, options.metadata);
+    if (this.#headStart !== undefined && trigger === 'submit-message') {
       // A new chat's first turn through the app's own route (see head-start.ts).
-      const entry = this.entry(chatId);
+      const entry = this.#entry(chatId);
       const busy = entry.active !== undefined || entry.draining.size > 0 || entry.client.busy;
       const headers = options.headers as Record<string, string> | Headers | undefined;
       const body = options.body;
-      const reply = await this.headStart.send({
+      const reply = await this.#headStart.send({
         client: entry.client,
         busy,
         chatId,
@@ -143,7 +146,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         metadata,
       });
     } else chunk = regenerateChunk<UI_MESSAGE>({ chatId, messageId, metadata });
-    return this.startTurn(chatId, withPayloadExtras(chunk, options.body), {
+    return this.#startTurn(chatId, withPayloadExtras(chunk, options.body), {
       trigger,
       headers: options.headers,
       abortSignal,
@@ -153,7 +156,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   async reconnectToStream(
     options: ReconnectOptions<UI_MESSAGE>,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    const entry = this.entry(options.chatId);
+    const entry = this.#entry(options.chatId);
     const { client } = entry;
     await client.ready();
     const state = client.getState();
@@ -165,14 +168,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // This page's own send whose append was still unanswered when it went away: sent again under
     // its part id (stored once either way), so its reply is known to come.
     const resend = knownStart && !stored ? state.pendingAppend : undefined;
-    const resent = resend === undefined ? undefined : this.resendPending(entry, resend);
+    const resent = resend === undefined ? undefined : this.#resendPending(entry, resend);
     // The turn of this page's own append (or another tab's, via the shared record) is told from
     // other inputs' turns by that append's seq, as its send was; else the first turn after its
     // start cursor is taken for it.
-    const own = live !== undefined ? this.ownInput(entry, live, resent) : undefined;
+    const own = live !== undefined ? this.#ownInput(entry, live, resent) : undefined;
     // The turn resumed is the ledger's live entry (found at start, sent, or promoted).
     const resumed = live === undefined ? undefined : entry.ledger.entry(live.id);
-    const turn = this.replace(entry, {
+    const turn = this.#replace(entry, {
       client,
       from: live !== undefined ? live.startCursor : state.lastEventId,
       mode:
@@ -196,19 +199,19 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       // was still unanswered may never have reached the server: the peek tells.
       peekSettled: !(knownStart && (stored || resend !== undefined)),
       startedAt: client.environment.now(),
-      onCancel: () => this.onDisconnect(entry, turn),
+      onCancel: () => this.#onDisconnect(entry, turn),
       onEnd: (outcome) => {
         if (resumed !== undefined) settleEntry(entry.ledger, resumed, turn, outcome);
-        this.onTurnEnd(entry, turn, outcome);
+        this.#onTurnEnd(entry, turn, outcome);
       },
-      onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
+      onMessageIdAlias: (shown, actual) => this.#aliasMessageId(entry, shown, actual),
     });
     if (resumed !== undefined) entry.owners.set(turn, resumed);
     turn.start();
-    if (own !== undefined) this.awaitOwnSeq(entry, turn, own.seq);
+    if (own !== undefined) this.#awaitOwnSeq(entry, turn, own.seq);
     // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
     // resume replaces it (StrictMode mounts twice). `stop(chatId)` stops a resumed turn.
-    listenForAbort(options.abortSignal, () => this.disconnectTurn(entry, turn));
+    listenForAbort(options.abortSignal, () => this.#disconnectTurn(entry, turn));
     const settled = await turn.firstResponse;
     // Superseded by a newer reconnect or send for this chat (StrictMode mounts twice), or aborted.
     if (entry.active !== turn || options.abortSignal?.aborted === true) return null;
@@ -226,12 +229,12 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   /** Creates the chat's session now rather than on the first send. */
   async preload(chatId: string): Promise<void> {
-    await this.entry(chatId).client.preload();
+    await this.#entry(chatId).client.preload();
   }
 
   /** Stops the chat's live turn, e.g. after a reload when this page did not start it. */
   async stop(chatId: string): Promise<void> {
-    const entry = this.entry(chatId);
+    const entry = this.#entry(chatId);
     entry.stops.cancel();
     await entry.client.ready();
     const active = entry.active;
@@ -242,7 +245,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const state = entry.client.getState();
     if (!state.turnLive) return;
     if (!entry.ledger.stopping) entry.ledger.markStopped(stoppedTurnMark(active, state));
-    await this.appendStop(entry);
+    await this.#appendStop(entry);
   }
 
   /**
@@ -250,7 +253,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * records it as live, so `resumeStream()` (reconnectToStream) shows it.
    */
   async sendAction(chatId: string, action: unknown, options: SessionCallOptions = {}): Promise<AppendResult> {
-    const entry = this.entry(chatId);
+    const entry = this.#entry(chatId);
     entry.stops.flush();
     const lastRead = entry.edge;
     entry.edge = undefined; // its output lands after the edge: the next send must read to it
@@ -258,7 +261,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const chunk = actionChunk({
       chatId,
       action,
-      metadata: mergeMetadata(this.options.clientData, options.metadata),
+      metadata: mergeMetadata(this.#options.clientData, options.metadata),
     });
     await client.ready();
     const before = client.getState();
@@ -275,13 +278,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       : undefined;
     let result: AppendResult;
     try {
-      result = await this.appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
+      result = await this.#appendSideInput(entry, () => client.append(chunk, { headers: options.headers }));
     } catch (error) {
       entry.inSeq = undefined;
       if (turn !== undefined) ledger.notStored(turn, error, false);
       throw error;
     }
-    this.noteInSeq(entry, result.seq);
+    this.#noteInSeq(entry, result.seq);
     if (turn === undefined) {
       ledger.queue(result.seq);
       return result;
@@ -296,25 +299,25 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     message: UI_MESSAGE,
     options: SessionCallOptions = {},
   ): Promise<AppendResult> {
-    const metadata = mergeMetadata(this.options.clientData, options.metadata);
+    const metadata = mergeMetadata(this.#options.clientData, options.metadata);
     const chunk = userMessageChunk({ chatId, message, metadata });
-    const entry = this.entry(chatId);
+    const entry = this.#entry(chatId);
     entry.stops.flush();
     entry.edge = undefined;
-    const result = await this.appendSideInput(entry, () =>
+    const result = await this.#appendSideInput(entry, () =>
       entry.client.append(chunk, { headers: options.headers, kind: 'pending-message' }),
     );
-    this.noteInSeq(entry, result.seq);
+    this.#noteInSeq(entry, result.seq);
     return result;
   }
 
   getState(chatId: string): ChatSessionState {
-    return this.entry(chatId).client.getState();
+    return this.#entry(chatId).client.getState();
   }
 
   /** The chat's `SessionClient` (its `store` is what the React hooks subscribe to). */
   getClient(chatId: string): SessionClient {
-    return this.entry(chatId).client;
+    return this.#entry(chatId).client;
   }
 
   /**
@@ -329,10 +332,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     for (const earlier of entry.draining) earlier.release();
     entry.draining.clear();
     const turn = entry.active;
-    if (turn !== undefined) this.disconnectTurn(entry, turn);
-    this.disconnected.delete(chatId);
-    this.disconnected.add(chatId);
-    this.evictIdle();
+    if (turn !== undefined) this.#disconnectTurn(entry, turn);
+    this.#disconnected.delete(chatId);
+    this.#disconnected.add(chatId);
+    this.#evictIdle();
   }
 
   /**
@@ -341,12 +344,12 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * append in flight) are closed and forgotten. A later call for such a chat starts a new
    * client from persistence.
    */
-  private evictIdle(): void {
-    if (this.disconnected.size <= DISCONNECTED_CHATS_KEPT) return;
-    for (const chatId of this.disconnected) {
-      if (this.disconnected.size <= DISCONNECTED_CHATS_KEPT) return;
+  #evictIdle(): void {
+    if (this.#disconnected.size <= DISCONNECTED_CHATS_KEPT) return;
+    for (const chatId of this.#disconnected) {
+      if (this.#disconnected.size <= DISCONNECTED_CHATS_KEPT) return;
       const entry = this.chats.get(chatId);
-      this.disconnected.delete(chatId);
+      this.#disconnected.delete(chatId);
       if (entry === undefined) continue;
       // A chat left while its reply streams keeps its client: coming back resumes the reply.
       if (entry.active !== undefined || entry.draining.size > 0 || entry.client.busy) continue;
@@ -366,10 +369,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       entry.client.close();
     }
     this.chats.clear();
-    this.disconnected.clear();
+    this.#disconnected.clear();
   }
 
-  private async startTurn(
+  async #startTurn(
     chatId: string,
     chunk: ChatInputChunk<UI_MESSAGE>,
     call: {
@@ -378,7 +381,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       abortSignal: AbortSignal | undefined;
     },
   ): Promise<ReadableStream<UIMessageChunk>> {
-    const entry = this.entry(chatId);
+    const entry = this.#entry(chatId);
     entry.stops.flush(); // a stop decided before this send goes out before it
     const { client } = entry;
     const startedAt = client.environment.now();
@@ -432,7 +435,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     if (earlier !== undefined) entry.draining.add(earlier);
     /** This send's ledger entry, once its append goes out. */
     let sent: TurnEntry | undefined;
-    const turn = this.replace(
+    const turn = this.#replace(
       entry,
       {
         client,
@@ -440,12 +443,12 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         mode,
         peekSettled: false,
         startedAt,
-        onCancel: () => this.onDisconnect(entry, turn),
+        onCancel: () => this.#onDisconnect(entry, turn),
         onEnd: (outcome) => {
           if (sent !== undefined) settleEntry(ledger, sent, turn, outcome);
-          this.onTurnEnd(entry, turn, outcome);
+          this.#onTurnEnd(entry, turn, outcome);
         },
-        onMessageIdAlias: (shown, actual) => this.aliasMessageId(entry, shown, actual),
+        onMessageIdAlias: (shown, actual) => this.#aliasMessageId(entry, shown, actual),
       },
       earlier === undefined,
     );
@@ -457,7 +460,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     let appended = false;
     listenForAbort(call.abortSignal, () => {
       if (appended) {
-        this.stopTurn(entry, turn);
+        this.#stopTurn(entry, turn);
         return;
       }
       turn.stop();
@@ -468,7 +471,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           ledger.markStopped(turn.started ? 'started' : 'unstarted');
           if (sent !== undefined) sent.stoppedBefore = { inSeq: inSeqBefore };
         }
-        this.sendStop(entry);
+        this.#sendStop(entry);
       });
     });
     // Reading starts before the append so the connection is open when the first chunk lands.
@@ -517,7 +520,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       .then(
         (result: AppendResult) => {
           appended = true;
-          this.noteInSeq(entry, result.seq);
+          this.#noteInSeq(entry, result.seq);
           ledger.stored(own, result.seq);
           turn.appendDone(result.seq);
         },
@@ -538,13 +541,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     return turn.stream;
   }
 
-  private aliasMessageId(entry: ChatEntry, shown: string, actual: string): void {
+  #aliasMessageId(entry: ChatEntry, shown: string, actual: string): void {
     if (entry.messageIds.size >= 64) entry.messageIds.clear(); // only recent replies get tool responses
     entry.messageIds.set(shown, actual);
   }
 
   /** Bookkeeping when a turn stream ends: the live edge is known only after a clean end. */
-  private onTurnEnd(entry: ChatEntry, turn: TurnStream, outcome: TurnOutcome): void {
+  #onTurnEnd(entry: ChatEntry, turn: TurnStream, outcome: TurnOutcome): void {
     entry.draining.delete(turn);
     if (outcome !== 'completed' && outcome !== 'rejected') return;
     const consumed = turn.completedInSeq;
@@ -564,13 +567,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * live (the resumed stream ends, see `awaitOwnSeq`). Other failures are reported; the resume
    * goes on (its liveness watch bounds it).
    */
-  private resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
+  #resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
     const { client, ledger } = entry;
     const owner = client.getState().turns.find((record) => record.partId === pending.partId);
     const target = owner === undefined ? undefined : ledger.entry(owner.id);
     return client.appendBody(pending.body, 'message', { partId: pending.partId }).then(
       (result): AppendAnswer => {
-        this.noteInSeq(entry, result.seq);
+        this.#noteInSeq(entry, result.seq);
         if (target !== undefined) ledger.answer(target, { ok: true, seq: result.seq });
         return { ok: true, seq: result.seq };
       },
@@ -593,7 +596,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * the seq answered before it. `undefined`: nothing (an older record, a server without
    * seqs); the resume takes the first turn after its start cursor.
    */
-  private ownInput(
+  #ownInput(
     entry: ChatEntry,
     live: TurnRecord,
     resent: Promise<AppendAnswer> | undefined,
@@ -609,7 +612,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * Gives a resumed turn its append's seq. An append that failed: the turn goes on by the edge
    * rules while the chat is still live (its liveness watch bounds it), else it ends.
    */
-  private awaitOwnSeq(entry: ChatEntry, turn: TurnStream, seq: OwnInput['seq']): void {
+  #awaitOwnSeq(entry: ChatEntry, turn: TurnStream, seq: OwnInput['seq']): void {
     if (!(seq instanceof Promise)) {
       turn.appendDone(seq);
       return;
@@ -622,10 +625,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   /** A steering message or an action: noted in `side` (see there) while and after it goes out. */
-  private async appendSideInput(
-    entry: ChatEntry,
-    append: () => Promise<AppendResult>,
-  ): Promise<AppendResult> {
+  async #appendSideInput(entry: ChatEntry, append: () => Promise<AppendResult>): Promise<AppendResult> {
     const side = entry.side;
     side.count++;
     side.inFlight++;
@@ -643,11 +643,11 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   /** An append's `.in` seq: the highest known so far, or unknown when the server gave none. */
-  private noteInSeq(entry: ChatEntry, seq: number | undefined): void {
+  #noteInSeq(entry: ChatEntry, seq: number | undefined): void {
     entry.inSeq = seq === undefined ? undefined : Math.max(seq, entry.inSeq ?? -1);
   }
 
-  private replace(
+  #replace(
     entry: ChatEntry,
     options: ConstructorParameters<typeof TurnStream>[0],
     releasePrevious = true,
@@ -655,7 +655,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     if (releasePrevious) entry.active?.release();
     const turn: TurnStream = new TurnStream({
       ...options,
-      coalesceDeltas: this.options.coalesceDeltas,
+      coalesceDeltas: this.#options.coalesceDeltas,
       onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq, entry.owners.get(turn)),
     });
     entry.active = turn;
@@ -667,26 +667,26 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * tick, so an unmount that aborts and then calls `disconnect()` or `close()` in the same
    * tick stays a mere disconnect. A send, action or `stop()` before then sends it first.
    */
-  private stopTurn(entry: ChatEntry, turn: TurnStream): void {
+  #stopTurn(entry: ChatEntry, turn: TurnStream): void {
     turn.stop();
     if (!turn.live) return;
     entry.stops.schedule(() => {
       if (!turn.live || !entry.client.getState().turnLive || entry.ledger.stopping) return;
       entry.ledger.markStopped(turn.started ? 'started' : 'unstarted');
-      this.sendStop(entry);
+      this.#sendStop(entry);
     });
   }
 
-  private disconnectTurn(entry: ChatEntry, turn: TurnStream): void {
+  #disconnectTurn(entry: ChatEntry, turn: TurnStream): void {
     turn.release();
-    this.onDisconnect(entry, turn);
+    this.#onDisconnect(entry, turn);
   }
 
-  private onDisconnect(entry: ChatEntry, turn: TurnStream): void {
+  #onDisconnect(entry: ChatEntry, turn: TurnStream): void {
     if (entry.active === turn) entry.active = undefined;
-    if (this.options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
+    if (this.#options.stopOnDisconnect === true && turn.live && entry.client.getState().turnLive) {
       if (!entry.ledger.stopping) entry.ledger.markStopped(turn.started ? 'started' : 'unstarted');
-      this.sendStop(entry);
+      this.#sendStop(entry);
     }
   }
 
@@ -695,7 +695,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * useChat's abort): once stored, that turn is over for this page (a remount does not
    * resume it), unless a newer turn went live meanwhile.
    */
-  private appendStop(entry: ChatEntry): Promise<void> {
+  #appendStop(entry: ChatEntry): Promise<void> {
     const { client, ledger } = entry;
     const target = ledger.current;
     if (target.stop !== undefined) return target.stop;
@@ -707,7 +707,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           ledger.markStopped(undefined);
           ledger.clearStoppedSends();
         }
-        this.noteInSeq(entry, result.seq);
+        this.#noteInSeq(entry, result.seq);
         ledger.stopStored(target);
       },
       (error: unknown) => {
@@ -723,30 +723,30 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     return done;
   }
 
-  private sendStop(entry: ChatEntry): void {
+  #sendStop(entry: ChatEntry): void {
     const { client } = entry;
-    this.appendStop(entry).catch((error: unknown) => {
+    this.#appendStop(entry).catch((error: unknown) => {
       if (isDurableChatError(error))
         client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
       else client.environment.warn(`could not append stop for chat ${client.chatId}: ${String(error)}`);
     });
   }
 
-  private entry(chatId: string): ChatEntry {
+  #entry(chatId: string): ChatEntry {
     const existing = this.chats.get(chatId);
     if (existing !== undefined) {
-      this.disconnected.delete(chatId);
+      this.#disconnected.delete(chatId);
       return existing;
     }
-    const { options } = this;
+    const options = this.#options;
     const client = new SessionClient({
       baseURL: options.baseURL,
       chatId,
       taskIdentifier: options.taskIdentifier,
       startSession:
-        this.headStart === undefined
+        this.#headStart === undefined
           ? options.startSession
-          : this.headStart.wrapStartSession(options.startSession),
+          : this.#headStart.wrapStartSession(options.startSession),
       getAccessToken: options.getAccessToken,
       clientData: options.clientData,
       headers: options.headers,

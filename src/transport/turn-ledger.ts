@@ -35,14 +35,13 @@ export class TurnEntry {
   readonly id: number;
   readonly kind: TurnKind;
   readonly partId: string | undefined;
-  private last: TurnRecord;
+  #last: TurnRecord;
 
-  constructor(
-    private readonly store: SessionStore,
-    record: TurnRecord,
-    answer: Promise<AppendAnswer> | undefined,
-  ) {
-    this.last = record;
+  readonly #store: SessionStore;
+
+  constructor(store: SessionStore, record: TurnRecord, answer: Promise<AppendAnswer> | undefined) {
+    this.#store = store;
+    this.#last = record;
     this.answer = answer;
     this.id = record.id;
     this.kind = record.kind;
@@ -51,9 +50,9 @@ export class TurnEntry {
 
   /** The persisted entry (the last one seen, once the bounded ledger has dropped it). */
   get record(): TurnRecord {
-    const found = this.store.getState().turns.find((record) => record.id === this.id);
-    if (found !== undefined) this.last = found;
-    return this.last;
+    const found = this.#store.getState().turns.find((record) => record.id === this.id);
+    if (found !== undefined) this.#last = found;
+    return this.#last;
   }
 
   get state(): TurnState {
@@ -87,25 +86,28 @@ export class TurnEntry {
  *   `updateLiveTurn`, `markStoppedTurn`.
  */
 export class TurnLedger {
-  private readonly handles = new Map<number, TurnEntry>();
-  private readonly settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
+  readonly #handles = new Map<number, TurnEntry>();
+  readonly #settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
   /** Ids this page gave out (a bounded ledger may have dropped the entry with the highest). */
-  private issued = 0;
+  #issued = 0;
   /** Stands for "no turn yet": nothing to stop, nothing to wait for. */
-  private readonly none: TurnEntry;
+  readonly #none: TurnEntry;
 
-  constructor(private readonly store: SessionStore) {
-    this.none = new TurnEntry(store, { id: -1, kind: 'found', state: 'over' }, undefined);
+  readonly #store: SessionStore;
+
+  constructor(store: SessionStore) {
+    this.#store = store;
+    this.#none = new TurnEntry(store, { id: -1, kind: 'found', state: 'over' }, undefined);
   }
 
   /** The turn that went live last (restored from the record, or on this page). */
   get current(): TurnEntry {
-    const { turns } = this.store.getState();
+    const { turns } = this.#store.getState();
     for (let index = turns.length - 1; index >= 0; index--) {
       const record = turns[index] as TurnRecord;
-      if (record.state !== 'queued') return this.handle(record);
+      if (record.state !== 'queued') return this.#handle(record);
     }
-    return this.none;
+    return this.#none;
   }
 
   /** A stop for the current turn is on its way. */
@@ -115,8 +117,8 @@ export class TurnLedger {
 
   /** The entry with `id`, when the ledger still holds it. */
   entry(id: number): TurnEntry | undefined {
-    const record = this.store.getState().turns.find((candidate) => candidate.id === id);
-    return record === undefined ? undefined : this.handle(record);
+    const record = this.#store.getState().turns.find((candidate) => candidate.id === id);
+    return record === undefined ? undefined : this.#handle(record);
   }
 
   /**
@@ -136,9 +138,9 @@ export class TurnLedger {
       state?: TurnState;
     } = {},
   ): TurnEntry {
-    const { turns } = this.store.getState();
-    const id = nextTurnId(turns, this.issued);
-    this.issued = id + 1;
+    const { turns } = this.#store.getState();
+    const id = nextTurnId(turns, this.#issued);
+    this.#issued = id + 1;
     const state: TurnState =
       options.state ?? (kind === 'found' ? 'stored' : kind === 'queued' ? 'queued' : 'sent');
     const record = {
@@ -158,11 +160,11 @@ export class TurnLedger {
             settle = resolve;
           })
         : undefined;
-    const entry = new TurnEntry(this.store, record, answer);
-    if (settle !== undefined) this.settlers.set(entry, settle);
-    this.handles.set(id, entry);
-    writeTurns(this.store, [...turns, record]);
-    this.forgetDropped();
+    const entry = new TurnEntry(this.#store, record, answer);
+    if (settle !== undefined) this.#settlers.set(entry, settle);
+    this.#handles.set(id, entry);
+    writeTurns(this.#store, [...turns, record]);
+    this.#forgetDropped();
     return entry;
   }
 
@@ -176,7 +178,7 @@ export class TurnLedger {
     mark: { partId?: string; startCursor: number | undefined; priorSeq: number | undefined; body?: string },
   ): TurnEntry {
     // A live turn here is one whose stop is on its way: this send is the live one now.
-    writeTurns(this.store, endLive(this.store.getState().turns, 'stopped'));
+    writeTurns(this.#store, endLive(this.#store.getState().turns, 'stopped'));
     return this.open(kind, { ...mark, awaited: true });
   }
 
@@ -187,7 +189,7 @@ export class TurnLedger {
    */
   stored(entry: TurnEntry, seq: number | undefined): void {
     this.answer(entry, { ok: true, seq });
-    const live = liveTurn(this.store.getState().turns);
+    const live = liveTurn(this.#store.getState().turns);
     if (live !== undefined && live.id < entry.id && live.state === 'sent') {
       const earlier = this.entry(live.id);
       if (earlier !== undefined) this.move(earlier, { type: 'answered', seq: live.seq });
@@ -201,14 +203,14 @@ export class TurnLedger {
   notStored(entry: TurnEntry, error: unknown, started: boolean): void {
     this.answer(entry, { ok: false, error });
     if (started) this.move(entry, { type: 'started' });
-    if (this.store.getState().closed) return;
+    if (this.#store.getState().closed) return;
     this.move(entry, { type: 'refused' });
   }
 
   /** The stop appended for `entry` is stored: while it is current, the chat is not live. */
   stopStored(entry: TurnEntry): void {
     this.move(entry, { type: 'stopped' });
-    if (this.isCurrent(entry) && !this.store.getState().closed) endLiveTurn(this.store, 'stopped');
+    if (this.isCurrent(entry) && !this.#store.getState().closed) endLiveTurn(this.#store, 'stopped');
   }
 
   /** The entry is still the one live on this page (no newer turn went live since). */
@@ -219,20 +221,20 @@ export class TurnLedger {
   /** The append of `entry` was answered, or failed: a resume waiting for it goes on. */
   answer(entry: TurnEntry, answer: AppendAnswer): void {
     if (answer.ok) this.move(entry, { type: 'answered', seq: answer.seq });
-    this.settlers.get(entry)?.(answer);
-    this.settlers.delete(entry);
+    this.#settlers.get(entry)?.(answer);
+    this.#settlers.delete(entry);
   }
 
   /** Moves `entry` by `event` (see the table on `TurnRecord`). */
   move(entry: TurnEntry, event: TurnEvent): void {
-    const { turns } = this.store.getState();
+    const { turns } = this.#store.getState();
     const index = turns.findIndex((record) => record.id === entry.id);
     if (index < 0) return;
     const before = turns[index] as TurnRecord;
     const after = moveTurn(before, event);
     if (after === before) return;
     writeTurns(
-      this.store,
+      this.#store,
       turns.map((record, at) => (at === index ? after : record)),
     );
   }
@@ -243,7 +245,7 @@ export class TurnLedger {
    * ends (`promote`).
    */
   queue(seq: number | undefined): void {
-    const { closed, turns, lastEventId } = this.store.getState();
+    const { closed, turns, lastEventId } = this.#store.getState();
     if (closed) return;
     if (!turns.some(isLiveTurn)) {
       this.open('queued', { seq, state: 'stored', startCursor: lastEventId });
@@ -261,8 +263,8 @@ export class TurnLedger {
    * action queued behind it goes live (`promote`).
    */
   over(endCursor: number | undefined, consumedSeq: number | undefined, owner?: TurnEntry): void {
-    if (owner === undefined) endLiveTurn(this.store, 'over');
-    else writeTurns(this.store, overThrough(this.store.getState().turns, owner.id, endCursor, consumedSeq));
+    if (owner === undefined) endLiveTurn(this.#store, 'over');
+    else writeTurns(this.#store, overThrough(this.#store.getState().turns, owner.id, endCursor, consumedSeq));
     this.promote(endCursor, consumedSeq);
   }
 
@@ -271,7 +273,7 @@ export class TurnLedger {
    * `consumedSeq`): the next queued action's turn is the live one now.
    */
   promote(endCursor: number | undefined, consumedSeq: number | undefined): void {
-    const { turns } = this.store.getState();
+    const { turns } = this.#store.getState();
     if (turns.some(isLiveTurn)) return;
     const index = turns.findIndex((record) => record.state === 'queued');
     if (index < 0) return;
@@ -281,17 +283,17 @@ export class TurnLedger {
       priorSeq: consumedSeq,
     });
     writeTurns(
-      this.store,
+      this.#store,
       turns.map((record, at) => (at === index ? promoted : record)),
     );
   }
 
   /** Nothing queued is resumed: the user stopped, or a send reads past those turns. */
   clearQueue(): void {
-    const { turns } = this.store.getState();
+    const { turns } = this.#store.getState();
     if (turns.some((record) => record.state === 'queued'))
       writeTurns(
-        this.store,
+        this.#store,
         turns.filter((record) => record.state !== 'queued'),
       );
   }
@@ -303,36 +305,36 @@ export class TurnLedger {
    * its reply had not begun). On the entry, so it persists. `undefined` clears it.
    */
   markStopped(mark: 'started' | 'unstarted' | undefined): void {
-    markStoppedTurn(this.store, mark);
+    markStoppedTurn(this.#store, mark);
   }
 
   /** The send whose abort marked a turn stopped, while that mark may still prove wrong. */
   stoppedSend(): TurnEntry | undefined {
     let found: TurnEntry | undefined;
-    for (const entry of this.handles.values()) if (entry.stoppedBefore !== undefined) found = entry;
+    for (const entry of this.#handles.values()) if (entry.stoppedBefore !== undefined) found = entry;
     return found;
   }
 
   /** Forgets every send's stopped mark (a newer send, or the mark proved wrong). */
   clearStoppedSends(): void {
-    for (const entry of this.handles.values()) entry.stoppedBefore = undefined;
+    for (const entry of this.#handles.values()) entry.stoppedBefore = undefined;
   }
 
-  private handle(record: TurnRecord): TurnEntry {
-    let entry = this.handles.get(record.id);
+  #handle(record: TurnRecord): TurnEntry {
+    let entry = this.#handles.get(record.id);
     if (entry === undefined) {
-      entry = new TurnEntry(this.store, record, undefined);
-      this.handles.set(record.id, entry);
+      entry = new TurnEntry(this.#store, record, undefined);
+      this.#handles.set(record.id, entry);
     }
     return entry;
   }
 
   /** Handles of entries the bounded ledger dropped (a late answer still reaches its own). */
-  private forgetDropped(): void {
-    if (this.handles.size <= 32) return;
-    const kept = new Set(this.store.getState().turns.map((record) => record.id));
-    for (const [id, entry] of this.handles)
-      if (!kept.has(id) && !this.settlers.has(entry) && entry.stop === undefined) this.handles.delete(id);
+  #forgetDropped(): void {
+    if (this.#handles.size <= 32) return;
+    const kept = new Set(this.#store.getState().turns.map((record) => record.id));
+    for (const [id, entry] of this.#handles)
+      if (!kept.has(id) && !this.#settlers.has(entry) && entry.stop === undefined) this.#handles.delete(id);
   }
 }
 

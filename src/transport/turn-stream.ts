@@ -162,92 +162,95 @@ export class TurnStream {
   readonly firstResponse: Promise<boolean>;
   /** Send mode: resolves once the live edge is known (the append may go out). */
   readonly edgeKnown: Promise<void>;
-  private readonly controller: ReadableStreamDefaultController<UIMessageChunk>;
+  readonly #controller: ReadableStreamDefaultController<UIMessageChunk>;
   /** Chunks beyond the stream's high-water mark (a backlog released at once) wait here. */
-  private readonly outbox: ChunkOutbox<UIMessageChunk>;
-  private readonly abort = new AbortController();
-  private resolveFirstResponse: (settled: boolean) => void = () => {};
-  private resolveEdge: () => void = () => {};
-  private phase: Phase;
-  private failure: unknown;
+  readonly #outbox: ChunkOutbox<UIMessageChunk>;
+  readonly #abort = new AbortController();
+  #resolveFirstResponse: (settled: boolean) => void = () => {};
+  #resolveEdge: () => void = () => {};
+  #phase: Phase;
+  #failure: unknown;
   // Attribution (send mode).
-  private edge: number;
-  private cursor: number;
-  private earlierOpen: boolean;
-  private earlierStarts: number;
-  private earlierRestarting = false;
-  private appendSeq: number | undefined;
+  #edge: number;
+  #cursor: number;
+  #earlierOpen: boolean;
+  #earlierStarts: number;
+  #earlierRestarting = false;
+  #appendSeq: number | undefined;
   /** Records after the edge wait for the append's `seq` (see `SendAttribution.expectedInSeq`). */
-  private holdUntilStored: boolean;
+  #holdUntilStored: boolean;
   /**
    * Another device's input sits between the edge and this append: records are held until a
    * turn-complete shows whose they are (`session-in-event-id` ≥ this: the others' turns are over).
    */
-  private othersUntil: number | undefined;
-  private othersHeld: UIMessageChunk[] = [];
+  #othersUntil: number | undefined;
+  #othersHeld: UIMessageChunk[] = [];
   /**
    * Locating: the highest `session-in-event-id` of the turn-completes read (`null`: one had
    * none, so nothing can be expected), and the append's expected seq derived from it.
    */
-  private locatedInSeq: number | null | undefined;
-  private locateExpected: number | undefined;
+  #locatedInSeq: number | null | undefined;
+  #locateExpected: number | undefined;
   /** Locating: the server told the edge (a batch or a tail). */
-  private edgeFound = false;
+  #edgeFound = false;
   /** Locating: nothing arrived within the grace, so `.out` was taken for empty at the cursor. */
-  private edgeGuessed = false;
+  #edgeGuessed = false;
   /**
    * Data chunks skipped as an earlier turn's since the last turn-complete, while nothing was
    * shown: if the turn-complete that follows is this send's by seq, they were its reply.
    */
-  private skippedAsEarlier: UIMessageChunk[] = [];
-  private completedInEventId: number | undefined;
+  #skippedAsEarlier: UIMessageChunk[] = [];
+  #completedInEventId: number | undefined;
   /** Highest `seq_num` read through the turn-complete and the command records right after it. */
-  private cleanEnd: number | undefined;
+  #cleanEnd: number | undefined;
   // What was emitted.
-  private content = false;
-  private firstChunkSeen = false;
+  #content = false;
+  #firstChunkSeen = false;
   /** After `upgrade-required` the new run re-streams the turn from its start: compare to this. */
-  private readonly emitted = new EmittedLog();
+  readonly #emitted = new EmittedLog();
   /** After an upgrade whose new run answers differently: how its chunks are carried on. */
-  private carry: UpgradeCarry | undefined;
+  #carry: UpgradeCarry | undefined;
   /** Text and reasoning parts opened and not yet ended (closed off when a new run takes over). */
-  private readonly openParts = new Map<string, 'text' | 'reasoning'>();
+  readonly #openParts = new Map<string, 'text' | 'reasoning'>();
   /** Every part id this turn emitted (a new run's part reusing one is renamed). */
-  private readonly partIds = new Set<string>();
+  readonly #partIds = new Set<string>();
   /** The message id the first `start` chunk showed. */
-  private shownMessageId: string | undefined;
-  private turnOver = false;
-  private completedAt: number | undefined;
+  #shownMessageId: string | undefined;
+  #turnOver = false;
+  #completedAt: number | undefined;
   /** Nobody will read the stream (a settled peek drains in the background): drop chunks. */
-  private detached = false;
+  #detached = false;
   /** `stop(true)`: the stream errors with an `AbortError` instead of closing. */
-  private stoppedAsAbort = false;
-  private resumeProducer: (() => void) | undefined;
-  private liveness: TurnLiveness | undefined;
-  private connected = false;
+  #stoppedAsAbort = false;
+  #resumeProducer: (() => void) | undefined;
+  #liveness: TurnLiveness | undefined;
+  #connected = false;
 
-  constructor(private readonly options: TurnStreamOptions) {
+  readonly #options: TurnStreamOptions;
+
+  constructor(options: TurnStreamOptions) {
+    this.#options = options;
     const { mode } = options;
-    this.cursor = options.from ?? -1;
+    this.#cursor = options.from ?? -1;
     if (mode.type === 'send') {
       const { attribution } = mode;
-      this.edge = attribution.edge ?? this.cursor;
-      this.earlierOpen = attribution.openAtCursor;
-      this.earlierStarts = attribution.earlierStarts;
+      this.#edge = attribution.edge ?? this.#cursor;
+      this.#earlierOpen = attribution.openAtCursor;
+      this.#earlierStarts = attribution.earlierStarts;
       // A resumed turn waits for its append's seq (known, or a resend's answer away) before
       // deciding whose records are.
-      this.holdUntilStored =
+      this.#holdUntilStored =
         mode.resumed === true || (attribution.edge !== undefined && attribution.expectedInSeq !== undefined);
-      this.phase =
+      this.#phase =
         attribution.edge === undefined
           ? { type: 'locating', timer: undefined }
           : { type: 'appending', queued: [], caughtUp: false };
     } else {
-      this.edge = -1;
-      this.earlierOpen = false;
-      this.earlierStarts = 0;
-      this.holdUntilStored = false;
-      this.phase = mode.knownStart
+      this.#edge = -1;
+      this.#earlierOpen = false;
+      this.#earlierStarts = 0;
+      this.#holdUntilStored = false;
+      this.#phase = mode.knownStart
         ? { type: 'streaming' }
         : { type: 'holding', held: [], completed: undefined };
     }
@@ -258,15 +261,15 @@ export class TurnStream {
           captured = controller;
         },
         pull: () => {
-          this.outbox.drain();
-          if (!this.outbox.pending) this.wakeProducer();
+          this.#outbox.drain();
+          if (!this.#outbox.pending) this.#wakeProducer();
         },
         cancel: () => {
-          if (this.phase.type === 'ended') {
-            this.outbox.clear();
+          if (this.#phase.type === 'ended') {
+            this.#outbox.clear();
             return;
           }
-          this.end('cancelled');
+          this.#end('cancelled');
           options.onCancel?.();
         },
       },
@@ -274,43 +277,43 @@ export class TurnStream {
       ChunkOutbox.strategy,
     );
     if (captured === undefined) throw new Error('ReadableStream did not call start synchronously');
-    this.controller = captured;
-    this.outbox = new ChunkOutbox(
+    this.#controller = captured;
+    this.#outbox = new ChunkOutbox(
       captured,
       STREAM_QUEUE_CAPACITY,
       options.coalesceDeltas === false ? undefined : appendToQueuedDelta,
     );
     this.firstResponse = new Promise((resolve) => {
-      this.resolveFirstResponse = resolve;
+      this.#resolveFirstResponse = resolve;
     });
     this.edgeKnown = new Promise((resolve) => {
-      this.resolveEdge = resolve;
+      this.#resolveEdge = resolve;
     });
-    if (this.phase.type !== 'locating') this.resolveEdge();
+    if (this.#phase.type !== 'locating') this.#resolveEdge();
   }
 
   /** True until the turn is over on the server: its own turn-complete, or its run is gone. */
   get live(): boolean {
-    return !this.turnOver;
+    return !this.#turnOver;
   }
 
   get finished(): boolean {
-    return this.phase.type === 'ended';
+    return this.#phase.type === 'ended';
   }
 
   /** Nobody reads it: a settled resume that only drains `.out` to move the cursor. */
   get isDetached(): boolean {
-    return this.detached;
+    return this.#detached;
   }
 
   /** True once a chunk of this turn's reply was shown. */
   get started(): boolean {
-    return this.firstChunkSeen;
+    return this.#firstChunkSeen;
   }
 
   /** `seq_num` of the turn's own turn-complete, once read. */
   get completedSeq(): number | undefined {
-    return this.completedAt;
+    return this.#completedAt;
   }
 
   /**
@@ -319,7 +322,7 @@ export class TurnStream {
    * `undefined` when the reader went past it into another turn's records.
    */
   get endCursor(): number | undefined {
-    return this.cleanEnd;
+    return this.#cleanEnd;
   }
 
   /**
@@ -327,8 +330,8 @@ export class TurnStream {
    * page read (its own edge, or the edge it located), when known.
    */
   get expectedInSeq(): number | undefined {
-    const { mode } = this.options;
-    return (mode.type === 'send' ? mode.attribution.expectedInSeq : undefined) ?? this.locateExpected;
+    const { mode } = this.#options;
+    return (mode.type === 'send' ? mode.attribution.expectedInSeq : undefined) ?? this.#locateExpected;
   }
 
   /**
@@ -336,110 +339,110 @@ export class TurnStream {
    * live edge it found, or was told); a resume of this turn reads from here.
    */
   get edgeCursor(): number | undefined {
-    return this.edge < 0 ? undefined : this.edge;
+    return this.#edge < 0 ? undefined : this.#edge;
   }
 
   /** A turn resumed from its start (a replay that knows it, or this page's own resumed append). */
-  private get resuming(): boolean {
-    const { mode } = this.options;
+  get #resuming(): boolean {
+    const { mode } = this.#options;
     return mode.type === 'replay' ? mode.knownStart : mode.resumed === true;
   }
 
   /** `session-in-event-id` of the turn's own turn-complete, when the server sent one. */
   get completedInSeq(): number | undefined {
-    return this.completedInEventId;
+    return this.#completedInEventId;
   }
 
   /** How the stream ended, once it has. */
   get outcome(): TurnOutcome | undefined {
-    return this.phase.type === 'ended' ? this.phase.outcome : undefined;
+    return this.#phase.type === 'ended' ? this.#phase.outcome : undefined;
   }
 
   /** The error that ended the stream before the append went out, if any. */
   get error(): unknown {
-    return this.failure;
+    return this.#failure;
   }
 
   /** Starts reading `.out`. */
   start(): void {
-    const { client, peekSettled, mode } = this.options;
+    const { client, peekSettled, mode } = this.#options;
     // Locating reads from one record before the cursor, so the server answers at once with
     // a batch (and its tail) instead of waiting for the next ping.
     const from =
-      this.phase.type === 'locating' && this.options.from !== undefined && this.options.from > 0
-        ? this.options.from - 1
-        : this.options.from;
-    if (mode.type === 'replay') this.watch();
+      this.#phase.type === 'locating' && this.#options.from !== undefined && this.#options.from > 0
+        ? this.#options.from - 1
+        : this.#options.from;
+    if (mode.type === 'replay') this.#watch();
     client
       .read(
-        { from, peekSettled, signal: this.abort.signal, controller: this.abort },
+        { from, peekSettled, signal: this.#abort.signal, controller: this.#abort },
         {
-          onRecord: (record) => this.onRecord(record),
-          onTail: (caughtUp, edge) => this.onTail(caughtUp, edge),
-          onBatches: (at) => this.liveness?.activity(at),
-          onTrimmed: () => this.onTrimmed(),
-          onFirstResponse: (settled) => this.resolveFirstResponse(settled),
-          onConnection: (open) => this.onConnection(open),
-          onSessionReplaced: () => this.onSessionReplaced(),
-          waitForCapacity: () => this.waitForCapacity(),
+          onRecord: (record) => this.#onRecord(record),
+          onTail: (caughtUp, edge) => this.#onTail(caughtUp, edge),
+          onBatches: (at) => this.#liveness?.activity(at),
+          onTrimmed: () => this.#onTrimmed(),
+          onFirstResponse: (settled) => this.#resolveFirstResponse(settled),
+          onConnection: (open) => this.#onConnection(open),
+          onSessionReplaced: () => this.#onSessionReplaced(),
+          waitForCapacity: () => this.#waitForCapacity(),
         },
       )
       .then(
         () => {
-          this.resolveFirstResponse(true);
-          this.end('drained');
+          this.#resolveFirstResponse(true);
+          this.#end('drained');
         },
         (error: unknown) => {
-          this.resolveFirstResponse(false);
-          this.end('failed', error);
+          this.#resolveFirstResponse(false);
+          this.#end('failed', error);
         },
       );
   }
 
   /** Send mode: the append is going out now; later records may be this turn's. */
   appendSent(): void {
-    if (this.phase.type !== 'locating') return;
-    this.options.client.environment.clearTimeout(this.phase.timer);
-    if (typeof this.locatedInSeq === 'number' && !this.edgeGuessed) {
+    if (this.#phase.type !== 'locating') return;
+    this.#options.client.environment.clearTimeout(this.#phase.timer);
+    if (typeof this.#locatedInSeq === 'number' && !this.#edgeGuessed) {
       // Records after the edge wait for the append's seq: an input stored before this one
       // whose reply has not begun (a silent turn of another device or tab) answers first.
-      this.locateExpected = this.locatedInSeq + 1;
-      this.holdUntilStored = true;
+      this.#locateExpected = this.#locatedInSeq + 1;
+      this.#holdUntilStored = true;
     }
-    this.phase = { type: 'appending', queued: [], caughtUp: false };
+    this.#phase = { type: 'appending', queued: [], caughtUp: false };
   }
 
   /** The append was stored (with its `.in` seq when known): queued records are processed now. */
   appendDone(seq: number | undefined): void {
-    if (this.phase.type !== 'appending') return;
-    this.appendSeq = seq;
+    if (this.#phase.type !== 'appending') return;
+    this.#appendSeq = seq;
     const expected = this.expectedInSeq;
-    if (this.holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
-      this.othersUntil = seq - 1;
-    } else if (this.edgeGuessed && this.holdUntilStored && seq !== undefined) {
+    if (this.#holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
+      this.#othersUntil = seq - 1;
+    } else if (this.#edgeGuessed && this.#holdUntilStored && seq !== undefined) {
       // The edge was a guess: inputs before this one may have turns to come first, until the
       // late batch's turn-complete (at or below the edge) or a later one says otherwise.
-      this.othersUntil = seq - 1;
+      this.#othersUntil = seq - 1;
     }
-    const { queued, caughtUp } = this.phase;
-    this.phase = { type: 'streaming' };
-    this.watch();
+    const { queued, caughtUp } = this.#phase;
+    this.#phase = { type: 'streaming' };
+    this.#watch();
     for (let index = 0; index < queued.length; index++) {
       const record = queued[index] as ClassifiedRecord;
-      if (this.handle(record) === true) {
+      if (this.#handle(record) === true) {
         // Read past the turn-complete while the append was unanswered: only a trim keeps the edge.
         for (const later of queued.slice(index + 1)) {
           if (later.kind !== 'command') {
-            this.cleanEnd = undefined;
+            this.#cleanEnd = undefined;
             break;
           }
-          this.cleanEnd = later.seqNum;
+          this.#cleanEnd = later.seqNum;
         }
         return;
       }
-      if (this.phase.type !== 'streaming') return;
+      if (this.#phase.type !== 'streaming') return;
     }
-    if (caughtUp) this.wakeProducer();
+    if (caughtUp) this.#wakeProducer();
   }
 
   /**
@@ -447,9 +450,9 @@ export class TurnStream {
    * already stream. Records are attributed by the edge rules from here, not held for it.
    */
   appendRetrying(): void {
-    if (!this.holdUntilStored) return;
-    this.holdUntilStored = false;
-    const phase = this.phase;
+    if (!this.#holdUntilStored) return;
+    this.#holdUntilStored = false;
+    const phase = this.#phase;
     if (phase.type !== 'appending') return;
     // Release what waited, in order, up to a turn-complete the append's seq must decide.
     const waiting = phase.queued;
@@ -460,16 +463,16 @@ export class TurnStream {
         phase.queued.push(record);
         continue;
       }
-      if (this.handle(record) === true || this.phase.type !== 'appending') {
+      if (this.#handle(record) === true || this.#phase.type !== 'appending') {
         return;
       }
     }
-    if (phase.queued.length === 0) this.wakeProducer();
+    if (phase.queued.length === 0) this.#wakeProducer();
   }
 
   /** The append failed (after its retries): the stream errors with that error. */
   appendFailed(error: unknown): void {
-    this.end('failed', error);
+    this.#end('failed', error);
   }
 
   /**
@@ -478,8 +481,8 @@ export class TurnStream {
    * an `AbortError`, so the AI SDK reports it as it reports its own `stop()` (`isAbort`).
    */
   stop(asAbort = false): void {
-    this.stoppedAsAbort = asAbort;
-    this.end('stopped');
+    this.#stoppedAsAbort = asAbort;
+    this.#end('stopped');
   }
 
   /**
@@ -488,61 +491,61 @@ export class TurnStream {
    * `StreamDisconnectedError`, never as a silent completion. The agent keeps going.
    */
   release(): void {
-    this.end('released');
+    this.#end('released');
   }
 
   /** The stream will not be read (a settled reconnect): keep reading to move the cursor, drop chunks. */
   detach(): void {
-    this.detached = true;
-    this.outbox.discard();
-    this.wakeProducer();
+    this.#detached = true;
+    this.#outbox.discard();
+    this.#wakeProducer();
   }
 
-  private watch(): void {
-    if (this.liveness !== undefined || this.phase.type === 'ended') return;
-    this.liveness = new TurnLiveness(this.options.client, (reason, silentForMs) =>
-      this.runGone(reason, silentForMs),
+  #watch(): void {
+    if (this.#liveness !== undefined || this.#phase.type === 'ended') return;
+    this.#liveness = new TurnLiveness(this.#options.client, (reason, silentForMs) =>
+      this.#runGone(reason, silentForMs),
     );
-    this.liveness.connection(this.connected);
-    this.liveness.start();
+    this.#liveness.connection(this.#connected);
+    this.#liveness.start();
   }
 
-  private onRecord(record: ClassifiedRecord): boolean | undefined {
-    const phase = this.phase;
+  #onRecord(record: ClassifiedRecord): boolean | undefined {
+    const phase = this.#phase;
     switch (phase.type) {
       case 'locating':
-        this.locate(record);
+        this.#locate(record);
         return undefined;
       case 'appending':
         if (record.kind === 'command' && phase.queued.length === 0) {
-          this.passCommand(record);
+          this.#passCommand(record);
           return undefined;
         }
-        if (phase.queued.length > 0 || (this.holdUntilStored && record.seqNum > this.edge)) {
+        if (phase.queued.length > 0 || (this.#holdUntilStored && record.seqNum > this.#edge)) {
           phase.queued.push(record);
           return undefined;
         }
-        return this.handle(record);
+        return this.#handle(record);
       case 'ended':
         return true;
       default:
-        return this.handle(record);
+        return this.#handle(record);
     }
   }
 
-  private onTail(caughtUp: boolean, edge: number): void {
-    const phase = this.phase;
+  #onTail(caughtUp: boolean, edge: number): void {
+    const phase = this.#phase;
     if (phase.type === 'locating') {
-      if (edge > this.edge) this.edge = edge;
-      if (!this.edgeGuessed) this.edgeFound = true;
-      this.resolveEdge();
+      if (edge > this.#edge) this.#edge = edge;
+      if (!this.#edgeGuessed) this.#edgeFound = true;
+      this.#resolveEdge();
       return;
     }
     if (phase.type === 'appending') {
       if (phase.queued.length > 0) phase.caughtUp ||= caughtUp;
       return;
     }
-    if (phase.type === 'holding' && caughtUp) this.caughtUp(phase);
+    if (phase.type === 'holding' && caughtUp) this.#caughtUp(phase);
   }
 
   /**
@@ -550,12 +553,12 @@ export class TurnStream {
    * after later turn-completes, so that turn ended long ago. It ends here, empty, instead of
    * showing a later turn's records as its own.
    */
-  private onTrimmed(): void {
-    const { client } = this.options;
-    if (!this.resuming || this.firstChunkSeen) return;
-    if (this.phase.type !== 'streaming') return;
-    this.turnOver = true;
-    this.end('drained');
+  #onTrimmed(): void {
+    const { client } = this.#options;
+    if (!this.#resuming || this.#firstChunkSeen) return;
+    if (this.#phase.type !== 'streaming') return;
+    this.#turnOver = true;
+    this.#end('drained');
     endLiveTurn(client.store);
   }
 
@@ -565,35 +568,35 @@ export class TurnStream {
    * can come, so it ends, not live. A send's append goes to the new session: its `.out`
    * starts empty, so everything on it from here is this send's.
    */
-  private onSessionReplaced(): void {
-    const { mode, client } = this.options;
+  #onSessionReplaced(): void {
+    const { mode, client } = this.#options;
     if (mode.type === 'replay' || mode.resumed === true) {
-      this.turnOver = true;
+      this.#turnOver = true;
       endLiveTurn(client.store);
-      this.end('drained');
+      this.#end('drained');
       return;
     }
-    this.cursor = -1;
-    this.edge = -1;
-    this.earlierOpen = false;
-    this.earlierStarts = 0;
-    this.earlierRestarting = false;
-    this.othersUntil = undefined;
-    this.othersHeld = [];
-    this.holdUntilStored = false;
+    this.#cursor = -1;
+    this.#edge = -1;
+    this.#earlierOpen = false;
+    this.#earlierStarts = 0;
+    this.#earlierRestarting = false;
+    this.#othersUntil = undefined;
+    this.#othersHeld = [];
+    this.#holdUntilStored = false;
     updateLiveTurn(client.store, { startCursor: undefined });
   }
 
-  private onConnection(open: boolean): void {
-    this.connected = open;
-    this.liveness?.connection(open);
-    const phase = this.phase;
+  #onConnection(open: boolean): void {
+    this.#connected = open;
+    this.#liveness?.connection(open);
+    const phase = this.#phase;
     if (!open || phase.type !== 'locating' || phase.timer !== undefined) return;
     // The server sends what it has at once; nothing at all means nothing was there.
-    const env = this.options.client.environment;
+    const env = this.#options.client.environment;
     phase.timer = env.setTimeout(() => {
-      if (this.edgeFound) return;
-      this.edgeGuessed = true;
+      if (this.#edgeFound) return;
+      this.#edgeGuessed = true;
       // With a cursor the server answers at once (with the cursor's own record): silence means
       // a late first batch, not an empty `.out`. A session another page made (`isCached:
       // true`), or a turn the chat's record says is live, may hold inputs whose turns have
@@ -601,88 +604,88 @@ export class TurnStream {
       // wait for the append's seq (see `appendDone`), so another device's turn is never shown
       // as this one. Otherwise (a new chat; a route that does not report `isCached`) an empty
       // `.out` is the likely reading, and the reply streams.
-      const { client } = this.options;
+      const { client } = this.#options;
       const earlierLive = client.getState().turnLive; // e.g. another tab's turn, via the shared record
-      if (this.options.from !== undefined || client.sessionPreexisted || earlierLive)
-        this.holdUntilStored = true;
-      this.resolveEdge();
+      if (this.#options.from !== undefined || client.sessionPreexisted || earlierLive)
+        this.#holdUntilStored = true;
+      this.#resolveEdge();
     }, EMPTY_STREAM_GRACE_MS);
   }
 
   /** Before the append goes out, every record is an earlier turn's: it only moves the edge. */
-  private locate(record: ClassifiedRecord): void {
+  #locate(record: ClassifiedRecord): void {
     if (record.kind === 'control' && record.control === CONTROL.turnComplete) {
       // The `.in` seq the agent had consumed at the last turn-complete: the next input's seq
       // is one more, unless something (another device's message) was appended since.
       const inSeq = record.sessionInEventId;
-      this.locatedInSeq =
-        inSeq === undefined || this.locatedInSeq === null ? null : Math.max(inSeq, this.locatedInSeq ?? -1);
+      this.#locatedInSeq =
+        inSeq === undefined || this.#locatedInSeq === null ? null : Math.max(inSeq, this.#locatedInSeq ?? -1);
     }
     const seq = record.seqNum;
-    if (seq <= this.cursor) return;
-    if (seq > this.edge) this.edge = seq;
-    this.noteEarlier(record);
+    if (seq <= this.#cursor) return;
+    if (seq > this.#edge) this.#edge = seq;
+    this.#noteEarlier(record);
   }
 
   /** Tracks whether an earlier turn is open (its records are not ours). */
-  private noteEarlier(record: ClassifiedRecord): void {
+  #noteEarlier(record: ClassifiedRecord): void {
     if (record.kind === 'data') {
       // The earlier turn this page expected has started (or had, before the cursor).
-      if (this.earlierStarts > 0 && (record.chunk.type === 'start' || !this.earlierOpen))
-        this.earlierStarts--;
-      this.earlierOpen = true;
+      if (this.#earlierStarts > 0 && (record.chunk.type === 'start' || !this.#earlierOpen))
+        this.#earlierStarts--;
+      this.#earlierOpen = true;
     } else if (record.kind === 'control' && record.control === CONTROL.turnComplete) {
       // A turn with no content (a rejected one) still answers an expected earlier send.
-      if (!this.earlierOpen && this.earlierStarts > 0) this.earlierStarts--;
-      this.earlierOpen = false;
+      if (!this.#earlierOpen && this.#earlierStarts > 0) this.#earlierStarts--;
+      this.#earlierOpen = false;
     }
   }
 
-  private waitForCapacity(): Promise<void> | undefined {
-    const phase = this.phase;
-    if (phase.type === 'ended' || this.detached) return undefined;
-    if (phase.type === 'appending' && phase.queued.length >= APPEND_QUEUE_LIMIT) return this.pause();
-    return this.outbox.full ? this.pause() : undefined;
+  #waitForCapacity(): Promise<void> | undefined {
+    const phase = this.#phase;
+    if (phase.type === 'ended' || this.#detached) return undefined;
+    if (phase.type === 'appending' && phase.queued.length >= APPEND_QUEUE_LIMIT) return this.#pause();
+    return this.#outbox.full ? this.#pause() : undefined;
   }
 
-  private pause(): Promise<void> {
+  #pause(): Promise<void> {
     return new Promise<void>((resolve) => {
-      this.resumeProducer = resolve;
+      this.#resumeProducer = resolve;
     });
   }
 
-  private wakeProducer(): void {
-    const resume = this.resumeProducer;
-    this.resumeProducer = undefined;
+  #wakeProducer(): void {
+    const resume = this.#resumeProducer;
+    this.#resumeProducer = undefined;
     resume?.();
   }
 
-  private handle(record: ClassifiedRecord): boolean | undefined {
-    if (this.options.mode.type === 'send') return this.handleSent(record);
+  #handle(record: ClassifiedRecord): boolean | undefined {
+    if (this.#options.mode.type === 'send') return this.#handleSent(record);
     if (record.kind === 'data') {
-      const phase = this.phase;
+      const phase = this.#phase;
       if (phase.type === 'holding') phase.held.push(record.chunk);
-      else this.emitFresh(record.chunk);
+      else this.#emitFresh(record.chunk);
       return undefined;
     }
     if (record.kind === 'command') {
-      this.passCommand(record);
+      this.#passCommand(record);
       return undefined;
     }
     if (record.kind !== 'control') return undefined;
     if (record.control === CONTROL.turnComplete) {
-      const phase = this.phase;
+      const phase = this.#phase;
       if (phase.type === 'holding') {
         phase.completed = { chunks: phase.held, record };
         phase.held = [];
         return undefined;
       }
-      this.finishTurn(record);
+      this.#finishTurn(record);
       return true;
     }
     if (record.control === CONTROL.upgradeRequired) {
-      this.upgraded(record);
-      const phase = this.phase;
+      this.#upgraded(record);
+      const phase = this.#phase;
       if (phase.type === 'holding') phase.held = [];
     }
     // Unknown control names (header or legacy `trigger:*` form) are dropped.
@@ -695,72 +698,72 @@ export class TurnStream {
    * earlier turn is open, with none of ours pending and no upgrade re-stream, means that
    * turn was abandoned (its run died): our reply begins there.
    */
-  private handleSent(record: ClassifiedRecord): boolean | undefined {
-    if (record.seqNum <= this.edge) {
-      if (record.seqNum > this.cursor) this.noteEarlier(record);
-      this.noteConsumedBeforeEdge(record);
+  #handleSent(record: ClassifiedRecord): boolean | undefined {
+    if (record.seqNum <= this.#edge) {
+      if (record.seqNum > this.#cursor) this.#noteEarlier(record);
+      this.#noteConsumedBeforeEdge(record);
       return undefined;
     }
-    if (this.othersUntil !== undefined) return this.handleOthersFirst(record);
+    if (this.#othersUntil !== undefined) return this.#handleOthersFirst(record);
     if (record.kind === 'data') {
       const chunk = record.chunk;
-      if (this.earlierOpen || this.earlierStarts > 0) {
+      if (this.#earlierOpen || this.#earlierStarts > 0) {
         // Kept until a turn-complete tells by seq whose they were (see `skippedAsEarlier`).
-        if (!this.firstChunkSeen) this.skippedAsEarlier.push(chunk);
+        if (!this.#firstChunkSeen) this.#skippedAsEarlier.push(chunk);
         if (chunk.type !== 'start') return undefined;
-        if (this.earlierRestarting) {
-          this.earlierRestarting = false;
+        if (this.#earlierRestarting) {
+          this.#earlierRestarting = false;
           return undefined;
         }
-        if (this.earlierStarts > 0) {
-          this.earlierStarts--;
-          this.earlierOpen = true;
+        if (this.#earlierStarts > 0) {
+          this.#earlierStarts--;
+          this.#earlierOpen = true;
           return undefined;
         }
-        this.earlierOpen = false;
-        this.skippedAsEarlier = [];
+        this.#earlierOpen = false;
+        this.#skippedAsEarlier = [];
       }
-      this.emitFresh(chunk);
+      this.#emitFresh(chunk);
       return undefined;
     }
     if (record.kind === 'command') {
-      this.passCommand(record);
+      this.#passCommand(record);
       return undefined;
     }
     if (record.kind !== 'control') return undefined;
     if (record.control === CONTROL.turnComplete) {
       const inEventId = record.sessionInEventId;
-      const phase = this.phase;
+      const phase = this.#phase;
       if (inEventId !== undefined && phase.type === 'appending') {
         // Whether it answers this send depends on the append's seq: decide once it is known.
         phase.queued.push(record);
         return undefined;
       }
-      const provenBySeq = inEventId !== undefined && this.appendSeq !== undefined;
+      const provenBySeq = inEventId !== undefined && this.#appendSeq !== undefined;
       const ours = provenBySeq
-        ? inEventId >= (this.appendSeq as number)
-        : !this.earlierOpen && this.earlierStarts === 0;
-      const skipped = this.skippedAsEarlier;
-      this.skippedAsEarlier = [];
-      if (ours && provenBySeq && !this.firstChunkSeen) {
+        ? inEventId >= (this.#appendSeq as number)
+        : !this.#earlierOpen && this.#earlierStarts === 0;
+      const skipped = this.#skippedAsEarlier;
+      this.#skippedAsEarlier = [];
+      if (ours && provenBySeq && !this.#firstChunkSeen) {
         // The edge rules took this reply for an earlier turn's (a stopped send that was never
         // stored, a live mark whose run never wrote again); its turn-complete proves by seq
         // that it was this send's: it is shown, late but whole, instead of lost.
-        for (const chunk of skipped) this.emitFresh(chunk);
+        for (const chunk of skipped) this.#emitFresh(chunk);
       }
       if (!ours) {
-        if (!this.earlierOpen && this.earlierStarts > 0) this.earlierStarts--; // a turn with no content
-        this.earlierOpen = false;
-        this.earlierRestarting = false;
-        this.liveTurnStartsAfter(record.seqNum, inEventId);
+        if (!this.#earlierOpen && this.#earlierStarts > 0) this.#earlierStarts--; // a turn with no content
+        this.#earlierOpen = false;
+        this.#earlierRestarting = false;
+        this.#liveTurnStartsAfter(record.seqNum, inEventId);
         return undefined;
       }
-      this.finishTurn(record);
+      this.#finishTurn(record);
       return true;
     }
     if (record.control === CONTROL.upgradeRequired) {
-      if (this.earlierOpen) this.earlierRestarting = true;
-      else this.upgraded(record);
+      if (this.#earlierOpen) this.#earlierRestarting = true;
+      else this.#upgraded(record);
     }
     return undefined;
   }
@@ -769,48 +772,48 @@ export class TurnStream {
    * A late first batch brings the turn-complete at the (guessed) edge: when the agent had
    * consumed every input before this append there, nothing else comes first.
    */
-  private noteConsumedBeforeEdge(record: ClassifiedRecord): void {
-    const until = this.othersUntil;
+  #noteConsumedBeforeEdge(record: ClassifiedRecord): void {
+    const until = this.#othersUntil;
     if (until === undefined || record.kind !== 'control' || record.control !== CONTROL.turnComplete) return;
     const inEventId = record.sessionInEventId;
     if (inEventId === undefined || inEventId < until) return;
-    this.othersUntil = undefined;
-    const held = this.othersHeld;
-    this.othersHeld = [];
-    for (const chunk of held) this.emitFresh(chunk);
+    this.#othersUntil = undefined;
+    const held = this.#othersHeld;
+    this.#othersHeld = [];
+    for (const chunk of held) this.#emitFresh(chunk);
   }
 
   /**
    * Another device appended between this page's read of the last turn and this append: a
    * turn-complete tells whose the held records were, by its `session-in-event-id`.
    */
-  private handleOthersFirst(record: ClassifiedRecord): boolean | undefined {
+  #handleOthersFirst(record: ClassifiedRecord): boolean | undefined {
     if (record.kind === 'data') {
-      this.othersHeld.push(record.chunk);
+      this.#othersHeld.push(record.chunk);
       return undefined;
     }
     if (record.kind === 'command') {
-      this.passCommand(record);
+      this.#passCommand(record);
       return undefined;
     }
     if (record.kind !== 'control') return undefined;
     if (record.control === CONTROL.upgradeRequired) {
-      this.othersHeld = [];
+      this.#othersHeld = [];
       return undefined;
     }
     if (record.control !== CONTROL.turnComplete) return undefined;
     const inEventId = record.sessionInEventId;
-    const held = this.othersHeld;
-    this.othersHeld = [];
-    if (inEventId !== undefined && this.appendSeq !== undefined && inEventId >= this.appendSeq) {
+    const held = this.#othersHeld;
+    this.#othersHeld = [];
+    if (inEventId !== undefined && this.#appendSeq !== undefined && inEventId >= this.#appendSeq) {
       // The agent took this append into the turn it was answering: the whole turn is ours.
-      this.othersUntil = undefined;
-      for (const chunk of held) this.emitFresh(chunk);
-      this.finishTurn(record);
+      this.#othersUntil = undefined;
+      for (const chunk of held) this.#emitFresh(chunk);
+      this.#finishTurn(record);
       return true;
     }
-    if (inEventId === undefined || inEventId >= (this.othersUntil as number)) this.othersUntil = undefined;
-    this.liveTurnStartsAfter(record.seqNum, inEventId);
+    if (inEventId === undefined || inEventId >= (this.#othersUntil as number)) this.#othersUntil = undefined;
+    this.#liveTurnStartsAfter(record.seqNum, inEventId);
     return undefined;
   }
 
@@ -822,10 +825,10 @@ export class TurnStream {
    * that turn for begun: its `start` would then be taken for a new reply's (the abandoned-turn
    * rule). One store read per command record, none per data chunk.
    */
-  private passCommand(record: ClassifiedRecord): void {
+  #passCommand(record: ClassifiedRecord): void {
     const seq = record.seqNum;
-    if (seq === this.edge + 1) this.edge = seq;
-    const { store } = this.options.client;
+    if (seq === this.#edge + 1) this.#edge = seq;
+    const { store } = this.#options.client;
     const state = store.getState();
     if (state.turnLive && state.turnStartCursor === seq - 1) updateLiveTurn(store, { startCursor: seq });
   }
@@ -834,22 +837,22 @@ export class TurnStream {
    * Another input's turn ended at `seqNum` before this one's reply: the live turn starts after
    * it, so a resume from there needs neither to read nor to skip it.
    */
-  private liveTurnStartsAfter(seqNum: number, inEventId: number | undefined): void {
+  #liveTurnStartsAfter(seqNum: number, inEventId: number | undefined): void {
     const change = { startCursor: seqNum, priorSeq: inEventId };
     updateLiveTurn(
-      this.options.client.store,
-      this.appendSeq === undefined ? change : { ...change, seq: this.appendSeq },
+      this.#options.client.store,
+      this.#appendSeq === undefined ? change : { ...change, seq: this.#appendSeq },
     );
   }
 
-  private upgraded(record: ControlRecord): void {
-    const { client } = this.options;
+  #upgraded(record: ControlRecord): void {
+    const { client } = this.#options;
     client.emit({ type: 'upgrade-required', chatId: client.chatId, seqNum: record.seqNum });
     // The swapped-in run answers the turn again from its start: drop what it repeats.
-    if (this.carry !== undefined) {
-      this.carry = undefined; // a second upgrade: compare again from the start
-      this.emitted.restart();
-    } else if (this.emitted.length > 0) this.emitted.restart();
+    if (this.#carry !== undefined) {
+      this.#carry = undefined; // a second upgrade: compare again from the start
+      this.#emitted.restart();
+    } else if (this.#emitted.length > 0) this.#emitted.restart();
   }
 
   /**
@@ -858,14 +861,14 @@ export class TurnStream {
    * they are repeats and dropped; once it has repeated everything shown, it simply goes on.
    * At the first real difference the new run answers differently: see `emitCarried`.
    */
-  private emitFresh(chunk: UIMessageChunk): void {
-    if (this.carry !== undefined) {
-      this.emitCarried(chunk);
+  #emitFresh(chunk: UIMessageChunk): void {
+    if (this.#carry !== undefined) {
+      this.#emitCarried(chunk);
       return;
     }
-    const { emitted } = this;
+    const emitted = this.#emitted;
     if (!emitted.replaying) {
-      this.emit(chunk);
+      this.#emit(chunk);
       return;
     }
     switch (emitted.replay(chunk)) {
@@ -874,27 +877,27 @@ export class TurnStream {
       case 'repeat':
         // Repeated, but the new run knows the message by its own id.
         for (const repeated of emitted.takeDecided())
-          if (repeated.type === 'start') this.reportAlias(repeated.messageId);
+          if (repeated.type === 'start') this.#reportAlias(repeated.messageId);
         return;
       case 'past':
-        for (const fresh of emitted.takeDecided()) this.emit(fresh);
+        for (const fresh of emitted.takeDecided()) this.#emit(fresh);
         return;
       case 'diverged':
-        this.diverge(emitted.takeDecided());
+        this.#diverge(emitted.takeDecided());
         return;
     }
   }
 
   /** The new run answers differently from `chunks[0]` on: see `emitCarried`. */
-  private diverge(chunks: UIMessageChunk[]): void {
-    this.carry = { generation: 1, renamed: new Map(), closedOld: false };
-    for (const chunk of chunks) this.emitCarried(chunk);
+  #diverge(chunks: UIMessageChunk[]): void {
+    this.#carry = { generation: 1, renamed: new Map(), closedOld: false };
+    for (const chunk of chunks) this.#emitCarried(chunk);
   }
 
-  private reportAlias(actual: string | undefined): void {
-    const shown = this.shownMessageId;
+  #reportAlias(actual: string | undefined): void {
+    const shown = this.#shownMessageId;
     if (actual !== undefined && shown !== undefined && actual !== shown) {
-      this.options.onMessageIdAlias?.(shown, actual);
+      this.#options.onMessageIdAlias?.(shown, actual);
     }
   }
 
@@ -904,176 +907,176 @@ export class TurnStream {
    * answer follows in the same message (its `start` is not shown again; its id becomes an
    * alias for tool responses). A new part reusing an old part id gets a suffix.
    */
-  private emitCarried(chunk: UIMessageChunk): void {
-    const carry = this.carry as UpgradeCarry;
+  #emitCarried(chunk: UIMessageChunk): void {
+    const carry = this.#carry as UpgradeCarry;
     if (chunk.type === 'start') {
-      this.reportAlias(chunk.messageId);
+      this.#reportAlias(chunk.messageId);
       return;
     }
     if (chunk.type === 'text-start' || chunk.type === 'reasoning-start') {
       if (!carry.closedOld) {
         carry.closedOld = true;
-        for (const [id, kind] of [...this.openParts]) {
-          this.emit(kind === 'text' ? { type: 'text-end', id } : { type: 'reasoning-end', id });
+        for (const [id, kind] of [...this.#openParts]) {
+          this.#emit(kind === 'text' ? { type: 'text-end', id } : { type: 'reasoning-end', id });
         }
       }
-      if (this.partIds.has(chunk.id)) carry.renamed.set(chunk.id, `${chunk.id}~${carry.generation}`);
+      if (this.#partIds.has(chunk.id)) carry.renamed.set(chunk.id, `${chunk.id}~${carry.generation}`);
     }
     if (PART_CHUNKS.has(chunk.type)) {
       const renamed = carry.renamed.get((chunk as { id: string }).id);
       if (renamed !== undefined) {
-        this.emit({ ...chunk, id: renamed } as UIMessageChunk);
+        this.#emit({ ...chunk, id: renamed } as UIMessageChunk);
         return;
       }
     }
-    this.emit(chunk);
+    this.#emit(chunk);
   }
 
   /** Replay from an older cursor reached the live edge: what is held now is the live turn's. */
-  private caughtUp(phase: Phase & { type: 'holding' }): void {
+  #caughtUp(phase: Phase & { type: 'holding' }): void {
     const { held, completed } = phase;
-    this.phase = { type: 'streaming' };
+    this.#phase = { type: 'streaming' };
     if (held.length > 0) {
-      this.emitAll(held);
+      this.#emitAll(held);
       return;
     }
     if (completed === undefined) return;
     // Not settled at peek time, nothing after the last turn-complete now: that turn ended meanwhile.
-    this.emitAll(completed.chunks);
-    this.finishTurn(completed.record);
+    this.#emitAll(completed.chunks);
+    this.#finishTurn(completed.record);
   }
 
   /** A backlog: handed to the stream as it makes room, never all at once (see `ChunkOutbox`). */
-  private emitAll(chunks: UIMessageChunk[]): void {
-    if (this.phase.type === 'ended' || chunks.length === 0) return;
-    for (const chunk of chunks) this.note(chunk);
-    if (!this.detached) this.outbox.pushAll(chunks);
+  #emitAll(chunks: UIMessageChunk[]): void {
+    if (this.#phase.type === 'ended' || chunks.length === 0) return;
+    for (const chunk of chunks) this.#note(chunk);
+    if (!this.#detached) this.#outbox.pushAll(chunks);
   }
 
-  private emit(chunk: UIMessageChunk): void {
-    this.note(chunk);
-    if (!this.detached) this.outbox.push(chunk);
+  #emit(chunk: UIMessageChunk): void {
+    this.#note(chunk);
+    if (!this.#detached) this.#outbox.push(chunk);
   }
 
   /** Bookkeeping for a chunk about to be emitted: first-chunk event, content flag, dedupe log. */
-  private note(chunk: UIMessageChunk): void {
-    if (!this.firstChunkSeen) {
-      this.firstChunkSeen = true;
-      const { client, startedAt } = this.options;
+  #note(chunk: UIMessageChunk): void {
+    if (!this.#firstChunkSeen) {
+      this.#firstChunkSeen = true;
+      const { client, startedAt } = this.#options;
       client.emit({ type: 'first-chunk', chatId: client.chatId, ms: client.environment.now() - startedAt });
     }
-    if (!this.content && !STRUCTURAL.has(chunk.type)) this.content = true;
-    this.emitted.record(chunk);
+    if (!this.#content && !STRUCTURAL.has(chunk.type)) this.#content = true;
+    this.#emitted.record(chunk);
     // Part bookkeeping for an upgrade's take-over; only part starts and ends pay for it.
     switch (chunk.type) {
       case 'start':
-        this.shownMessageId ??= chunk.messageId;
+        this.#shownMessageId ??= chunk.messageId;
         break;
       case 'text-start':
-        this.openParts.set(chunk.id, 'text');
-        this.partIds.add(chunk.id);
+        this.#openParts.set(chunk.id, 'text');
+        this.#partIds.add(chunk.id);
         break;
       case 'reasoning-start':
-        this.openParts.set(chunk.id, 'reasoning');
-        this.partIds.add(chunk.id);
+        this.#openParts.set(chunk.id, 'reasoning');
+        this.#partIds.add(chunk.id);
         break;
       case 'text-end':
       case 'reasoning-end':
-        this.openParts.delete(chunk.id);
+        this.#openParts.delete(chunk.id);
         break;
     }
   }
 
-  private finishTurn(record: ControlRecord): void {
-    const { client, mode } = this.options;
+  #finishTurn(record: ControlRecord): void {
+    const { client, mode } = this.#options;
     // A re-stream that ends inside a block it was still comparing: what it held is its own.
-    if (this.emitted.replaying) {
-      const held = this.emitted.abandon();
-      if (held.length > 0) this.diverge(held);
+    if (this.#emitted.replaying) {
+      const held = this.#emitted.abandon();
+      if (held.length > 0) this.#diverge(held);
     }
-    this.turnOver = true;
-    this.completedAt = record.seqNum;
-    this.completedInEventId = record.sessionInEventId;
-    this.cleanEnd = record.seqNum;
+    this.#turnOver = true;
+    this.#completedAt = record.seqNum;
+    this.#completedInEventId = record.sessionInEventId;
+    this.#cleanEnd = record.seqNum;
     const rejected =
-      mode.type === 'send' && mode.resumed !== true && mode.trigger === 'submit-message' && !this.content;
+      mode.type === 'send' && mode.resumed !== true && mode.trigger === 'submit-message' && !this.#content;
     client.emit({ type: 'turn-completed', chatId: client.chatId, seqNum: record.seqNum, rejected });
-    if (rejected) this.end('rejected', new TurnRejectedError());
-    else this.end('completed');
+    if (rejected) this.#end('rejected', new TurnRejectedError());
+    else this.#end('completed');
   }
 
-  private runGone(reason: GoneReason, silentForMs: number): void {
-    if (this.phase.type === 'ended') return;
-    this.turnOver = true;
-    this.end('run-gone', new RunGoneError({ reason, silentForMs }));
+  #runGone(reason: GoneReason, silentForMs: number): void {
+    if (this.#phase.type === 'ended') return;
+    this.#turnOver = true;
+    this.#end('run-gone', new RunGoneError({ reason, silentForMs }));
   }
 
   /** The one way out of every phase: releases the reader, timers, queues and a paused producer. */
-  private end(outcome: TurnOutcome, error?: unknown): void {
-    const phase = this.phase;
+  #end(outcome: TurnOutcome, error?: unknown): void {
+    const phase = this.#phase;
     if (phase.type === 'ended') return;
-    if (phase.type === 'locating') this.options.client.environment.clearTimeout(phase.timer);
-    this.phase = { type: 'ended', outcome };
-    this.abort.abort(READ_ENDED);
-    this.liveness?.stop();
-    this.resolveEdge();
-    this.wakeProducer();
-    this.othersHeld = [];
-    this.skippedAsEarlier = [];
-    const { client } = this.options;
-    this.options.onEnd?.(outcome);
+    if (phase.type === 'locating') this.#options.client.environment.clearTimeout(phase.timer);
+    this.#phase = { type: 'ended', outcome };
+    this.#abort.abort(READ_ENDED);
+    this.#liveness?.stop();
+    this.#resolveEdge();
+    this.#wakeProducer();
+    this.#othersHeld = [];
+    this.#skippedAsEarlier = [];
+    const { client } = this.#options;
+    this.#options.onEnd?.(outcome);
     switch (outcome) {
       case 'completed':
         // The turn is over for this page only once the consumer has every chunk: a reload
         // before that replays the turn instead of losing its end.
-        this.outbox.close(() => {
-          if (this.detached || client.getState().closed) return;
-          this.options.onOver?.();
+        this.#outbox.close(() => {
+          if (this.#detached || client.getState().closed) return;
+          this.#options.onOver?.();
         });
         return;
       case 'drained':
         // A resumed turn the peek found settled before any of it showed: it is not live.
         if (
-          (this.options.mode.type === 'replay' || this.options.mode.resumed === true) &&
-          !this.firstChunkSeen &&
+          (this.#options.mode.type === 'replay' || this.#options.mode.resumed === true) &&
+          !this.#firstChunkSeen &&
           !client.getState().closed
         )
           endLiveTurn(client.store);
-        this.outbox.close();
+        this.#outbox.close();
         return;
       case 'stopped':
-        if (this.stoppedAsAbort) {
-          this.outbox.clear();
-          this.controller.error(new DOMException('the reply was stopped', 'AbortError'));
+        if (this.#stoppedAsAbort) {
+          this.#outbox.clear();
+          this.#controller.error(new DOMException('the reply was stopped', 'AbortError'));
           return;
         }
-        this.outbox.close();
+        this.#outbox.close();
         return;
       case 'cancelled':
-        this.outbox.clear();
+        this.#outbox.clear();
         return;
       case 'released':
         if (!this.live) {
-          this.outbox.close();
+          this.#outbox.close();
           return;
         }
-        this.outbox.clear();
-        this.controller.error(
+        this.#outbox.clear();
+        this.#controller.error(
           new StreamDisconnectedError({ detail: 'this reader was released; resume to continue' }),
         );
         return;
       case 'rejected':
       case 'run-gone':
       case 'failed':
-        this.fail(error);
+        this.#fail(error);
         return;
     }
   }
 
-  private fail(error: unknown): void {
-    const { client } = this.options;
-    this.outbox.clear();
-    this.failure = error;
+  #fail(error: unknown): void {
+    const { client } = this.#options;
+    this.#outbox.clear();
+    this.#failure = error;
     let reported = error;
     if (isDurableChatError(error) && error.code === 'STREAM_DISCONNECTED') {
       reported = new StreamDisconnectedError({ detail: error.message, cause: error });
@@ -1083,6 +1086,6 @@ export class TurnStream {
       endLiveTurn(client.store);
     }
     if (isDurableChatError(error)) client.emit({ type: 'error', chatId: client.chatId, error, fatal: true });
-    this.controller.error(reported);
+    this.#controller.error(reported);
   }
 }
