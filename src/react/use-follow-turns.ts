@@ -1,7 +1,7 @@
 import type { ChatStatus, UIMessage } from 'ai';
 import { useEffect, useInsertionEffect, useRef } from 'react';
-import type { RemoteTurn } from './chat-session-options.js';
-import { followOtherDevices, type OtherDevicesOptions } from './device-follow.js';
+import type { RemoteTurn } from '../session/chat-session-options.js';
+import { followOtherDevices, type OtherDevicesOptions } from '../session/device-follow.js';
 import type { UseChatSessionResult } from './use-chat-session.js';
 import { sessionHandleOf } from './use-chat-session.js';
 

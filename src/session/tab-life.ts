@@ -2,7 +2,8 @@ import type { UIMessage } from 'ai';
 import { noteTabState } from '../client/inspection.js';
 import { type PersistedChatRecord, parsePersistedRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
-import { adoptPersistedRecord } from './adopt-persisted-record.js';
+// Framework-free, kept in react/ while the turn-ledger work changes it (CONTRIBUTING.md, imports).
+import { adoptPersistedRecord } from '../react/adopt-persisted-record.js';
 import type { ResolvedPersistence } from './browser-persistence.js';
 import type { RemoteTurn, TabState } from './chat-session-options.js';
 import type { TabCoordinator } from './tab-coordinator.js';

@@ -53,7 +53,7 @@ function renderWindowOf(options: ChatSessionOptions): number {
 }
 
 /**
- * One chat's session for the React hooks: the transport (created once, with callbacks read
+ * One chat's session for a UI binding (the React hooks; no React in here): the transport (created once, with callbacks read
  * through a ref), the lazily created client and the tab coordination. `attach()` is called
  * from an effect; the matching detach disposes only after a macrotask, so a StrictMode
  * unmount/remount keeps the same reader, resume and lock.
