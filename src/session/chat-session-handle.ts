@@ -460,7 +460,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         const life = this.life;
         if (life === undefined) return false;
         await life.whenOwnerKnown();
-        return this.tabState.following && !this.tabState.owner;
+        // Also a turn this tab got the lock for only to read it to its end (see `TabPhase`).
+        return life.showsOtherTabsTurn();
       },
       followResume: () => {
         this.followedRequests += 1;

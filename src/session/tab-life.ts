@@ -29,7 +29,7 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
 
 /**
  * This tab's part in the chat's turn. The lock is the coordinator's (Web Locks, or the lease);
- * `owning` and `releasing` are exactly the phases in which this tab holds it.
+ * `owning`, `trailing` and `releasing` are exactly the phases in which this tab holds it.
  *
  * - `idle`: no turn of another tab shown, the lock not held.
  * - `following`: another tab owns the live turn; this tab shows it read-only and leaves the
@@ -37,6 +37,10 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
  * - `owning`: this tab holds the lock: a send or action in flight, its stream, a turn taken
  *   over. `heldForTurn`: kept until the live turn ends (an action's output, a takeover), not
  *   just until the send returns.
+ * - `trailing`: this tab got the lock while it read another tab's turn, and the record says that
+ *   turn ended (its owner finished and let go): it keeps the lock only until its own read of the
+ *   turn (a resume already in flight, a stream open) reaches the end. The turn stays the other
+ *   tab's: a resume reaching the chat now is shown read-only, as in `following` (`showsOtherTabsTurn`).
  * - `releasing`: nothing of the turn is left on this page; the record is being written, and the
  *   lock goes once it is (a tab that takes the lock next reads it to tell an ended turn from an
  *   owner that went away mid-turn), unless something took the turn up again meanwhile.
@@ -46,6 +50,7 @@ export type TabPhase =
   | { type: 'idle' }
   | { type: 'following' }
   | { type: 'owning'; heldForTurn: boolean }
+  | { type: 'trailing' }
   | { type: 'releasing'; heldForTurn: boolean }
   | { type: 'disposed' };
 
@@ -57,6 +62,8 @@ export type TabEvent =
   | { type: 'granted' }
   /** Keep the lock until the live turn ends. */
   | { type: 'hold' }
+  /** Keep the lock until this tab's read of another tab's ended turn ends (see `trailing`). */
+  | { type: 'trail' }
   /** The live turn ended on this page (the store's `turnLive` went false). */
   | { type: 'ended' }
   /** Nothing of the turn is left on this page (no send, stream or held turn): write the record. */
@@ -68,17 +75,19 @@ export type TabEvent =
 /**
  * The one transition function of `TabPhase`; `–`: the event leaves the phase as it is.
  *
- * | phase \ event | announced | granted               | hold             | ended                            | settled   | written                                          | dispose  |
- * |---------------|-----------|-----------------------|------------------|----------------------------------|-----------|--------------------------------------------------|----------|
- * | idle          | following | owning                | –                | –                                | –         | –                                                | disposed |
- * | following     | –         | owning                | –                | idle (the follow's wait goes on) | –         | –                                                | disposed |
- * | owning        | –         | –                     | owning (held)    | owning (not held)                | releasing | –                                                | disposed |
- * | releasing     | –         | – (the write decides) | releasing (held) | releasing (not held)             | –         | `mayRelease`: idle, else owning (held as it was) | disposed |
- * | disposed      | –         | –                     | –                | –                                | –         | –                                                | –        |
+ * | phase \ event | announced | granted               | hold             | trail    | ended                            | settled   | written                                          | dispose  |
+ * |---------------|-----------|-----------------------|------------------|----------|----------------------------------|-----------|--------------------------------------------------|----------|
+ * | idle          | following | owning                | –                | –        | –                                | –         | –                                                | disposed |
+ * | following     | –         | owning                | –                | –        | idle (the follow's wait goes on) | –         | –                                                | disposed |
+ * | owning        | –         | –                     | owning (held)    | trailing | owning (not held)                | releasing | –                                                | disposed |
+ * | trailing      | –         | –                     | owning (held)    | –        | owning (not held)                | –         | –                                                | disposed |
+ * | releasing     | –         | – (the write decides) | releasing (held) | –        | releasing (not held)             | –         | `mayRelease`: idle, else owning (held as it was) | disposed |
+ * | disposed      | –         | –                     | –                | –        | –                                | –         | –                                                | –        |
  *
  * The follow's wait for the lock outlives `following`: a followed turn that ends here leaves it
  * waiting (the owner still holds the lock), and when it is granted the record says whether there
- * is a turn to take over. A tab announced to is never the owner (`announced` is not sent then).
+ *  * is a turn to take over (`owning`, held) or only another tab's ended turn to read to its end
+ * (`trail`: `trailing`). A tab announced to is never the owner (`announced` is not sent then).
  */
 export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
   if (phase.type === 'disposed') return phase;
@@ -91,10 +100,14 @@ export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
       return phase.type === 'idle' || phase.type === 'following'
         ? { type: 'owning', heldForTurn: false }
         : phase;
+    case 'trail':
+      return phase.type === 'owning' ? { type: 'trailing' } : phase;
     case 'hold':
     case 'ended': {
       const heldForTurn = event.type === 'hold';
-      if (phase.type === 'owning' || phase.type === 'releasing') return { type: phase.type, heldForTurn };
+      // A turn this tab drives itself (an action sent while trailing) ends the trailing.
+      if (phase.type === 'owning' || phase.type === 'releasing' || phase.type === 'trailing')
+        return { type: phase.type === 'releasing' ? 'releasing' : 'owning', heldForTurn };
       return phase.type === 'following' && event.type === 'ended' ? { type: 'idle' } : phase;
     }
     case 'settled':
@@ -228,7 +241,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (coordinator === undefined || !coordinator.isOwner || this.options.busy() || this.openStreams > 0)
       return false;
     const { phase } = this;
-    const heldForTurn = (phase.type === 'owning' || phase.type === 'releasing') && phase.heldForTurn;
+    const heldForTurn =
+      phase.type === 'trailing' ||
+      ((phase.type === 'owning' || phase.type === 'releasing') && phase.heldForTurn);
     return !(heldForTurn && client.getState().turnLive);
   }
 
@@ -396,7 +411,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (live && !ended) {
       this.move({ type: 'hold' });
       if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
-    } else if (live && this.openStreams + this.pendingResumes > 0) this.move({ type: 'hold' });
+    } else if (live && this.openStreams + this.pendingResumes > 0) this.move({ type: 'trail' });
     else if (ended && this.openStreams + this.pendingResumes === 0) adoptPersistedRecord(client, record);
     this.settle();
     this.publish();
@@ -432,6 +447,14 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
 
   private disposed(): boolean {
     return this.phase.type === 'disposed';
+  }
+
+  /**
+   * The live turn this tab shows is another tab's: it follows it, or it holds the lock only to
+   * read that tab's ended turn to its end (`trailing`). A resume is then shown read-only.
+   */
+  showsOtherTabsTurn(): boolean {
+    return this.phase.type === 'following' || this.phase.type === 'trailing';
   }
 
   /** Where this tab stands (see `TabPhase`). */

@@ -6,6 +6,7 @@ import { nextTabPhase, type TabEvent, type TabPhase } from '../../src/session/ta
 const idle: TabPhase = { type: 'idle' };
 const following: TabPhase = { type: 'following' };
 const owning = (heldForTurn: boolean): TabPhase => ({ type: 'owning', heldForTurn });
+const trailing: TabPhase = { type: 'trailing' };
 const releasing = (heldForTurn: boolean): TabPhase => ({ type: 'releasing', heldForTurn });
 const disposed: TabPhase = { type: 'disposed' };
 
@@ -13,6 +14,7 @@ const EVENTS: Record<string, TabEvent> = {
   announced: { type: 'announced' },
   granted: { type: 'granted' },
   hold: { type: 'hold' },
+  trail: { type: 'trail' },
   ended: { type: 'ended' },
   settled: { type: 'settled' },
   'written (may release)': { type: 'written', mayRelease: true },
@@ -29,6 +31,7 @@ const TABLE: [string, TabPhase, Record<keyof typeof EVENTS, TabPhase>][] = [
       announced: following,
       granted: owning(false),
       hold: idle,
+      trail: idle,
       ended: idle,
       settled: idle,
       'written (may release)': idle,
@@ -43,6 +46,7 @@ const TABLE: [string, TabPhase, Record<keyof typeof EVENTS, TabPhase>][] = [
       announced: following,
       granted: owning(false),
       hold: following,
+      trail: following,
       ended: idle,
       settled: following,
       'written (may release)': following,
@@ -57,6 +61,7 @@ const TABLE: [string, TabPhase, Record<keyof typeof EVENTS, TabPhase>][] = [
       announced: owning(held),
       granted: owning(held),
       hold: owning(true),
+      trail: trailing,
       ended: owning(false),
       settled: releasing(held),
       'written (may release)': owning(held),
@@ -71,6 +76,7 @@ const TABLE: [string, TabPhase, Record<keyof typeof EVENTS, TabPhase>][] = [
       announced: releasing(held),
       granted: releasing(held),
       hold: releasing(true),
+      trail: releasing(held),
       ended: releasing(false),
       settled: releasing(held),
       'written (may release)': idle,
@@ -78,6 +84,21 @@ const TABLE: [string, TabPhase, Record<keyof typeof EVENTS, TabPhase>][] = [
       dispose: disposed,
     },
   ]),
+  [
+    'trailing',
+    trailing,
+    {
+      announced: trailing,
+      granted: trailing,
+      hold: owning(true),
+      trail: trailing,
+      ended: owning(false),
+      settled: trailing,
+      'written (may release)': trailing,
+      'written (may not)': trailing,
+      dispose: disposed,
+    },
+  ],
   [
     'disposed',
     disposed,
