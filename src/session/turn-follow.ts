@@ -84,7 +84,12 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     if (previous === 'error' && current.status === 'ready' && current.error === undefined)
       handle.activity.clearError();
     const busy = isBusy(current.status);
-    if (busy === this.wasBusy) return;
+    if (busy === this.wasBusy) {
+      // Idle again without a busy status seen in between (a refused send's `submitted` → `error`
+      // can come between two renders): what waited for the chat to be idle is applied now.
+      if (!busy && this.attached) this.whenIdle();
+      return;
+    }
     this.wasBusy = busy;
     if (busy) {
       if (handle.followedRequests === 0) this.ownRequest = true;
