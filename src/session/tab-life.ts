@@ -86,7 +86,7 @@ export type TabEvent =
  *
  * The follow's wait for the lock outlives `following`: a followed turn that ends here leaves it
  * waiting (the owner still holds the lock), and when it is granted the record says whether there
- *  * is a turn to take over (`owning`, held) or only another tab's ended turn to read to its end
+ * is a turn to take over (`owning`, held) or only another tab's ended turn to read to its end
  * (`trail`: `trailing`). A tab announced to is never the owner (`announced` is not sent then).
  */
 export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
