@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Everything runs once on ai 6 (the devDependency). The transport and React suites run a
+// Everything runs once on ai 6 (the devDependency). The transport, session and React suites run a
 // second time on ai 7 (installed as the aliases `ai-v7` / `ai-sdk-react-v4`), because the
 // package supports both majors.
 //
@@ -33,6 +33,7 @@ export default defineConfig({
             'test/transport/**/*.test.ts',
             'test/react/**/*.test.tsx',
             'test/react/**/*.test.ts',
+            'test/session/**/*.test.ts',
             'test/devtools/**/*.test.tsx',
             'test/ai-version.test.ts',
           ],

@@ -18,3 +18,10 @@ describe('durable-chat core entry', () => {
     expect(typeof core.isDurableChatError).toBe('function');
   });
 });
+
+describe('the session core (src/session)', () => {
+  it('loads without React: the hooks of durable-chat/react are a binding over it', async () => {
+    const session = await import('../src/session/chat-session-handle.js');
+    expect(typeof session.ChatSessionHandle).toBe('function');
+  });
+});

@@ -3,9 +3,9 @@ import { generateId, type UIMessage } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
 import { foundLiveTurn } from '../client/live-turn.js';
 import { ValidationError } from '../errors/validation-error.js';
+import type { ChatSessionHandle } from '../session/chat-session-handle.js';
+import type { RemoteTurn } from '../session/chat-session-options.js';
 import type { SessionCallOptions } from '../transport/session-chat-transport.js';
-import type { ChatSessionHandle } from './chat-session-handle.js';
-import type { RemoteTurn } from './chat-session-options.js';
 
 /** `Chat`'s options, taken from `@ai-sdk/react` itself (it may bundle its own copy of `ai`). */
 export type ReactChatInit<UI_MESSAGE extends UIMessage> = ConstructorParameters<typeof Chat<UI_MESSAGE>>[0];

@@ -5,20 +5,20 @@ export {
   DEFAULT_STORAGE_PREFIX,
   type PersistenceOption,
   sessionStoragePersistence,
-} from './browser-persistence.js';
-export type { ChatSessionOptions, RemoteTurn, TabState } from './chat-session-options.js';
-export type { OtherDevicesOptions } from './device-follow.js';
-export { GuardedTransport } from './guarded-transport.js';
+} from '../session/browser-persistence.js';
+export type { ChatSessionOptions, RemoteTurn, TabState } from '../session/chat-session-options.js';
+export type { OtherDevicesOptions } from '../session/device-follow.js';
+export { GuardedTransport } from '../session/guarded-transport.js';
 export {
   deriveSessionChatStatus,
   describeSessionChatStatus,
   type SessionChatStatus,
-} from './session-chat-status.js';
-export type { SessionStateSource } from './session-registry.js';
-export { type SessionView, toSessionView } from './session-view.js';
-export { shallowEqual } from './shallow-equal.js';
-export type { BroadcastChannelLike, LockManagerLike } from './tab-channel.js';
-export type { TabCoordinationOptions, TabMode } from './tab-coordinator.js';
+} from '../session/session-chat-status.js';
+export type { SessionStateSource } from '../session/session-registry.js';
+export { type SessionView, toSessionView } from '../session/session-view.js';
+export { shallowEqual } from '../session/shallow-equal.js';
+export type { BroadcastChannelLike, LockManagerLike } from '../session/tab-channel.js';
+export type { TabCoordinationOptions, TabMode } from '../session/tab-coordinator.js';
 export { type UseChatSessionResult, useChatSession } from './use-chat-session.js';
 export {
   DEFAULT_RENDER_THROTTLE_MS,

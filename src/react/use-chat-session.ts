@@ -3,19 +3,19 @@ import { useEffect, useInsertionEffect, useMemo, useSyncExternalStore } from 're
 import type { AppendResult } from '../client/append-request.js';
 import type { ChatSessionState } from '../client/session-store.js';
 import { ValidationError } from '../errors/validation-error.js';
-import type { SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
-import { ChatSessionHandle } from './chat-session-handle.js';
-import { type ChatSessionOptions, sessionIdentity, type TabState } from './chat-session-options.js';
-import type { GuardedTransport } from './guarded-transport.js';
-import type { ActivityPhase, RequestActivity } from './request-activity.js';
+import { ChatSessionHandle } from '../session/chat-session-handle.js';
+import { type ChatSessionOptions, sessionIdentity, type TabState } from '../session/chat-session-options.js';
+import type { GuardedTransport } from '../session/guarded-transport.js';
+import type { ActivityPhase, RequestActivity } from '../session/request-activity.js';
 import {
   deriveSessionChatStatus,
   describeSessionChatStatus,
   type RequestPhase,
   type SessionChatStatus,
-} from './session-chat-status.js';
-import type { SessionStateSource } from './session-registry.js';
-import { type SessionView, toSessionView } from './session-view.js';
+} from '../session/session-chat-status.js';
+import type { SessionStateSource } from '../session/session-registry.js';
+import { type SessionView, toSessionView } from '../session/session-view.js';
+import type { SessionCallOptions, SessionChatTransport } from '../transport/session-chat-transport.js';
 import { useNowWhile } from './use-now-while.js';
 import { useSessionState } from './use-session-state.js';
 import { useStatusLabelForInspectors } from './use-status-label-for-inspectors.js';

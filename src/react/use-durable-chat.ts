@@ -2,21 +2,21 @@ import { type UseChatHelpers, useChat } from '@ai-sdk/react';
 import type { ChatStatus, UIMessage } from 'ai';
 import { useCallback, useEffect, useInsertionEffect, useMemo, useSyncExternalStore } from 'react';
 import type { AppendResult } from '../client/append-request.js';
-import type { SessionCallOptions } from '../transport/session-chat-transport.js';
-import type { ChatSessionOptions } from './chat-session-options.js';
-import { DurableChatController, type ReactChatInit } from './durable-chat-controller.js';
-import type { ActivityPhase } from './request-activity.js';
+import type { ChatSessionOptions } from '../session/chat-session-options.js';
+import type { ActivityPhase } from '../session/request-activity.js';
 import {
   deriveSessionChatStatus,
   describeSessionChatStatus,
   type RequestPhase,
   type SessionChatStatus,
-} from './session-chat-status.js';
+} from '../session/session-chat-status.js';
+import type { SessionCallOptions } from '../transport/session-chat-transport.js';
+import { DurableChatController, type ReactChatInit } from './durable-chat-controller.js';
 import { type UseChatSessionResult, useChatSessionWithHandle } from './use-chat-session.js';
 import { useNowWhile } from './use-now-while.js';
 import { useStatusLabelForInspectors } from './use-status-label-for-inspectors.js';
 
-export { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
+export { DEFAULT_RENDER_THROTTLE_MS } from '../session/delta-pacer.js';
 
 export interface UseDurableChatOptions<UI_MESSAGE extends UIMessage = UIMessage>
   extends ChatSessionOptions,

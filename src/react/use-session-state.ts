@@ -1,7 +1,7 @@
 import { useCallback, useMemo, useRef, useSyncExternalStore } from 'react';
 import { type ChatSessionState, initialSessionState } from '../client/session-store.js';
-import { type SessionStateSource, sessionRegistry } from './session-registry.js';
-import { shallowEqual } from './shallow-equal.js';
+import { type SessionStateSource, sessionRegistry } from '../session/session-registry.js';
+import { shallowEqual } from '../session/shallow-equal.js';
 
 interface Memo<T> {
   state: ChatSessionState;

@@ -1,7 +1,7 @@
 import type { UIMessage } from 'ai';
 import { useEffect } from 'react';
 import { noteStatusLabel } from '../client/inspection.js';
-import type { ChatSessionHandle } from './chat-session-handle.js';
+import type { ChatSessionHandle } from '../session/chat-session-handle.js';
 
 /**
  * Tells inspectors (the devtools panel) what the hook shows as `statusLabel`: one weak entry

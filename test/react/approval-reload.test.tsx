@@ -9,8 +9,9 @@ import { waitFor as waitForDom } from '@testing-library/react';
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
-import type { TabCoordinationOptions } from '../../src/react/tab-coordinator.js';
+import type { BroadcastChannelLike } from '../../src/session/tab-channel.js';
+import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
 import { type AgentPause, pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import {
   chatOptions,
@@ -20,7 +21,6 @@ import {
   recordingFetch,
   transcript as transcriptOf,
 } from './support/harness.js';
-import { MemoryLocks } from './support/memory-locks.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;

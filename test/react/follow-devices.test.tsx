@@ -8,8 +8,6 @@ import { StrictMode } from 'react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { ChatSessionOptions } from '../../src/react/chat-session-options.js';
-import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
 import { type UseChatSessionResult, useChatSession } from '../../src/react/use-chat-session.js';
 import { useFollowTurns } from '../../src/react/use-follow-turns.js';
 import {
@@ -19,9 +17,11 @@ import {
 } from '../../src/react/use-watch-chat.js';
 import { createRouteSessionCallbacks } from '../../src/route-client/create-route-session-callbacks.js';
 import { createChatRouteHandler } from '../../src/server/chat-route-handler.js';
+import type { ChatSessionOptions } from '../../src/session/chat-session-options.js';
+import type { BroadcastChannelLike } from '../../src/session/tab-channel.js';
 import { hostFetchHandler, type Listening } from '../server/support/listen.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
 import { nextChatId, nodeFetch, startEchoServer, transcript, waitFor } from './support/harness.js';
-import { MemoryLocks } from './support/memory-locks.js';
 import { sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;

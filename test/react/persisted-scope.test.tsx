@@ -9,7 +9,7 @@ import {
 import { SessionClient } from '../../src/client/session-client.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { userMessageChunk } from '../../src/protocol/input-chunks.js';
-import { clearPersistedSessions } from '../../src/react/browser-persistence.js';
+import { clearPersistedSessions } from '../../src/session/browser-persistence.js';
 import { startSessionVia, userMessage } from '../transport/support/dev-server-fixture.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer } from './support/harness.js';
 

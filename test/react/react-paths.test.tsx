@@ -8,12 +8,12 @@ import { Component, type ReactNode, Suspense, startTransition, useEffect } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { ChatSessionOptions } from '../../src/react/chat-session-options.js';
 import { type UseChatSessionResult, useChatSession } from '../../src/react/use-chat-session.js';
 import { type UseDurableChatOptions, useDurableChat } from '../../src/react/use-durable-chat.js';
+import type { ChatSessionOptions } from '../../src/session/chat-session-options.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
 import { startSessionVia } from '../transport/support/dev-server-fixture.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer, transcript } from './support/harness.js';
-import { MemoryLocks } from './support/memory-locks.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;

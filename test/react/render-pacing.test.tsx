@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientEnvironment } from '../../src/client/environment.js';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
-import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/delta-pacer.js';
+import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/session/delta-pacer.js';
+import { manualClock } from '../session/support/manual-clock.js';
 import { chatOptions, mountChat, nextChatId, startEchoServer } from './support/harness.js';
-import { manualClock } from './support/manual-clock.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;

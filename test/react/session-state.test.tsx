@@ -5,10 +5,10 @@ import { renderToString } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord, SessionPersistence } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { ChatSessionOptions } from '../../src/react/chat-session-options.js';
 import { type UseChatSessionResult, useChatSession } from '../../src/react/use-chat-session.js';
 import type { UseDurableChatOptions } from '../../src/react/use-durable-chat.js';
 import { useSessionState } from '../../src/react/use-session-state.js';
+import type { ChatSessionOptions } from '../../src/session/chat-session-options.js';
 import { startSessionVia } from '../transport/support/dev-server-fixture.js';
 import { chatOptions, mountChat, nextChatId, recordingFetch, startEchoServer } from './support/harness.js';
 

@@ -7,9 +7,10 @@ import { waitFor as waitForDom } from '@testing-library/react';
 import { lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
-import type { TabCoordinationOptions } from '../../src/react/tab-coordinator.js';
 import type { UseDurableChatOptions } from '../../src/react/use-durable-chat.js';
+import type { BroadcastChannelLike } from '../../src/session/tab-channel.js';
+import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import {
   chatOptions,
@@ -19,7 +20,6 @@ import {
   type RecordedRequest,
   recordingFetch,
 } from './support/harness.js';
-import { MemoryLocks } from './support/memory-locks.js';
 import { type MountedPlainChat, mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;

@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
-import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
-import type { TabCoordinationOptions } from '../../src/react/tab-coordinator.js';
 import type { UseDurableChatOptions } from '../../src/react/use-durable-chat.js';
+import type { BroadcastChannelLike } from '../../src/session/tab-channel.js';
+import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
 import { startSessionVia } from '../transport/support/dev-server-fixture.js';
 import {
   chatOptions,
@@ -18,7 +19,6 @@ import {
   recordingFetch,
   startEchoServer,
 } from './support/harness.js';
-import { MemoryLocks } from './support/memory-locks.js';
 
 let server: DevServer;
 let clockOffset = 0;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { isDurableChatError } from '../../src/errors/durable-chat-error.js';
-import type { BroadcastChannelLike } from '../../src/react/tab-channel.js';
+import type { BroadcastChannelLike } from '../../src/session/tab-channel.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
 import {
   appendKinds,
   nextChatId,
@@ -15,7 +16,6 @@ import {
   recordingFetch,
   startEchoServer,
 } from './support/harness.js';
-import { MemoryLocks } from './support/memory-locks.js';
 import { type MountedPlainChat, mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 let server: DevServer;

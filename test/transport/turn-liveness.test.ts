@@ -3,7 +3,7 @@ import { DEFAULT_LIVENESS_OPTIONS } from '../../src/client/liveness-options.js';
 import type { RunCheck, SessionClient } from '../../src/client/session-client.js';
 import { createSessionStore } from '../../src/client/session-store.js';
 import { type GoneReason, TurnLiveness } from '../../src/transport/turn-liveness.js';
-import { manualClock } from '../react/support/manual-clock.js';
+import { manualClock } from '../session/support/manual-clock.js';
 
 /**
  * The liveness watch's state machine with the DEFAULT liveness options, on a clock the test

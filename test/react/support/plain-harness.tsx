@@ -4,9 +4,9 @@ import type { UIMessage } from 'ai';
 import { StrictMode } from 'react';
 import { memoryPersistence, type PersistedChatRecord } from '../../../src/client/persistence.js';
 import type { DevServer } from '../../../src/dev-server/index.js';
-import type { ChatSessionOptions } from '../../../src/react/chat-session-options.js';
 import { type UseChatSessionResult, useChatSession } from '../../../src/react/use-chat-session.js';
 import { useFollowTurns } from '../../../src/react/use-follow-turns.js';
+import type { ChatSessionOptions } from '../../../src/session/chat-session-options.js';
 import { startSessionVia, transcript } from '../../transport/support/dev-server-fixture.js';
 import { nodeFetch } from './harness.js';
 

@@ -1,7 +1,7 @@
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RENDER_THROTTLE_MS, DeltaPacer } from '../../src/react/delta-pacer.js';
+import { DEFAULT_RENDER_THROTTLE_MS, DeltaPacer } from '../../src/session/delta-pacer.js';
 
 const W = DEFAULT_RENDER_THROTTLE_MS;
 const text = (delta: string, id = 't1'): UIMessageChunk => ({ type: 'text-delta', id, delta });

@@ -5,16 +5,16 @@ import { resolveEnvironment } from '../../src/client/environment.js';
 import { memoryPersistence } from '../../src/client/persistence.js';
 import { initialSessionState } from '../../src/client/session-store.js';
 import { ConnectionError } from '../../src/errors/connection-error.js';
-import { sessionIdentity } from '../../src/react/chat-session-options.js';
-import { ActivityTracker } from '../../src/react/request-activity.js';
+import { sessionIdentity } from '../../src/session/chat-session-options.js';
+import { ActivityTracker } from '../../src/session/request-activity.js';
 import {
   deriveSessionChatStatus,
   describeSessionChatStatus,
   type StatusInputs,
-} from '../../src/react/session-chat-status.js';
-import { shallowEqual } from '../../src/react/shallow-equal.js';
-import { type BroadcastChannelLike, parseTabMessage } from '../../src/react/tab-channel.js';
-import { TabCoordinator } from '../../src/react/tab-coordinator.js';
+} from '../../src/session/session-chat-status.js';
+import { shallowEqual } from '../../src/session/shallow-equal.js';
+import { type BroadcastChannelLike, parseTabMessage } from '../../src/session/tab-channel.js';
+import { TabCoordinator } from '../../src/session/tab-coordinator.js';
 import { MemoryLocks } from './support/memory-locks.js';
 
 const base: StatusInputs = {

@@ -1,10 +1,10 @@
 import type { UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { resolveEnvironment } from '../../src/client/environment.js';
-import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/react/delta-pacer.js';
-import type { TurnGate } from '../../src/react/guarded-transport.js';
-import { relay } from '../../src/react/relay-stream.js';
-import { ActivityTracker } from '../../src/react/request-activity.js';
+import { DEFAULT_RENDER_THROTTLE_MS } from '../../src/session/delta-pacer.js';
+import type { TurnGate } from '../../src/session/guarded-transport.js';
+import { relay } from '../../src/session/relay-stream.js';
+import { ActivityTracker } from '../../src/session/request-activity.js';
 import { manualClock } from './support/manual-clock.js';
 
 const W = DEFAULT_RENDER_THROTTLE_MS;

@@ -1,4 +1,4 @@
-import type { LockManagerLike } from '../../../src/react/tab-channel.js';
+import type { LockManagerLike } from '../../../src/session/tab-channel.js';
 
 interface Waiter {
   grant: () => void;

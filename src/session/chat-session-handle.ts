@@ -54,7 +54,7 @@ function renderWindowOf(options: ChatSessionOptions): number {
 }
 
 /**
- * One chat's session for the React hooks: the transport (created once, with callbacks read
+ * One chat's session for a UI binding (the React hooks; no React in here): the transport (created once, with callbacks read
  * through a ref), the lazily created client and the tab coordination. `attach()` is called
  * from an effect; the matching detach disposes only after a macrotask, so a StrictMode
  * unmount/remount keeps the same reader, resume and lock.
@@ -460,7 +460,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         const life = this.life;
         if (life === undefined) return false;
         await life.whenOwnerKnown();
-        return this.tabState.following && !this.tabState.owner;
+        // Also a turn this tab got the lock for only to read it to its end (see `TabPhase`).
+        return life.showsOtherTabsTurn();
       },
       followResume: () => {
         this.followedRequests += 1;

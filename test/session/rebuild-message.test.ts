@@ -2,7 +2,7 @@
 // own stream processing (ai 6 and ai 7): the message comes out with the same parts.
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { chunksRebuilding, prefixedStream } from '../../src/react/rebuild-message.js';
+import { chunksRebuilding, prefixedStream } from '../../src/session/rebuild-message.js';
 
 const streamOf = (chunks: UIMessageChunk[]) =>
   new ReadableStream<UIMessageChunk>({

@@ -2,7 +2,8 @@ import type { UIMessage } from 'ai';
 import { noteTabState } from '../client/inspection.js';
 import { type PersistedChatRecord, parsePersistedRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
-import { adoptPersistedRecord } from './adopt-persisted-record.js';
+// Framework-free, kept in react/ while the turn-ledger work changes it (CONTRIBUTING.md, imports).
+import { adoptPersistedRecord } from '../react/adopt-persisted-record.js';
 import type { ResolvedPersistence } from './browser-persistence.js';
 import type { RemoteTurn, TabState } from './chat-session-options.js';
 import type { TabCoordinator } from './tab-coordinator.js';
@@ -27,20 +28,109 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
 }
 
 /**
+ * This tab's part in the chat's turn. The lock is the coordinator's (Web Locks, or the lease);
+ * `owning`, `trailing` and `releasing` are exactly the phases in which this tab holds it.
+ *
+ * - `idle`: no turn of another tab shown, the lock not held.
+ * - `following`: another tab owns the live turn; this tab shows it read-only and leaves the
+ *   shared record to the owner (`recordHold`).
+ * - `owning`: this tab holds the lock: a send or action in flight, its stream, a turn taken
+ *   over. `heldForTurn`: kept until the live turn ends (an action's output, a takeover), not
+ *   just until the send returns.
+ * - `trailing`: this tab got the lock while it read another tab's turn, and the record says that
+ *   turn ended (its owner finished and let go): it keeps the lock only until its own read of the
+ *   turn (a resume already in flight, a stream open) reaches the end. The turn stays the other
+ *   tab's: a resume reaching the chat now is shown read-only, as in `following` (`showsOtherTabsTurn`).
+ * - `releasing`: nothing of the turn is left on this page; the record is being written, and the
+ *   lock goes once it is (a tab that takes the lock next reads it to tell an ended turn from an
+ *   owner that went away mid-turn), unless something took the turn up again meanwhile.
+ * - `disposed`: the chat unmounted for good.
+ */
+export type TabPhase =
+  | { type: 'idle' }
+  | { type: 'following' }
+  | { type: 'owning'; heldForTurn: boolean }
+  | { type: 'trailing' }
+  | { type: 'releasing'; heldForTurn: boolean }
+  | { type: 'disposed' };
+
+/** What moves a tab from one phase to another (see `nextTabPhase`). */
+export type TabEvent =
+  /** A live turn another tab owns: announced, written to the record, or found live at load. */
+  | { type: 'announced' }
+  /** This tab got the lock: for a send (or action), or at the end of a follow's wait. */
+  | { type: 'granted' }
+  /** Keep the lock until the live turn ends. */
+  | { type: 'hold' }
+  /** Keep the lock until this tab's read of another tab's ended turn ends (see `trailing`). */
+  | { type: 'trail' }
+  /** The live turn ended on this page (the store's `turnLive` went false). */
+  | { type: 'ended' }
+  /** Nothing of the turn is left on this page (no send, stream or held turn): write the record. */
+  | { type: 'settled' }
+  /** The record is written; `mayRelease`: still nothing of the turn on this page. */
+  | { type: 'written'; mayRelease: boolean }
+  | { type: 'dispose' };
+
+/**
+ * The one transition function of `TabPhase`; `–`: the event leaves the phase as it is.
+ *
+ * | phase \ event | announced | granted               | hold             | trail    | ended                            | settled   | written                                          | dispose  |
+ * |---------------|-----------|-----------------------|------------------|----------|----------------------------------|-----------|--------------------------------------------------|----------|
+ * | idle          | following | owning                | –                | –        | –                                | –         | –                                                | disposed |
+ * | following     | –         | owning                | –                | –        | idle (the follow's wait goes on) | –         | –                                                | disposed |
+ * | owning        | –         | –                     | owning (held)    | trailing | owning (not held)                | releasing | –                                                | disposed |
+ * | trailing      | –         | –                     | owning (held)    | –        | owning (not held)                | –         | –                                                | disposed |
+ * | releasing     | –         | – (the write decides) | releasing (held) | –        | releasing (not held)             | –         | `mayRelease`: idle, else owning (held as it was) | disposed |
+ * | disposed      | –         | –                     | –                | –        | –                                | –         | –                                                | –        |
+ *
+ * The follow's wait for the lock outlives `following`: a followed turn that ends here leaves it
+ * waiting (the owner still holds the lock), and when it is granted the record says whether there
+ * is a turn to take over (`owning`, held) or only another tab's ended turn to read to its end
+ * (`trail`: `trailing`). A tab announced to is never the owner (`announced` is not sent then).
+ */
+export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
+  if (phase.type === 'disposed') return phase;
+  switch (event.type) {
+    case 'dispose':
+      return { type: 'disposed' };
+    case 'announced':
+      return phase.type === 'idle' ? { type: 'following' } : phase;
+    case 'granted':
+      return phase.type === 'idle' || phase.type === 'following'
+        ? { type: 'owning', heldForTurn: false }
+        : phase;
+    case 'trail':
+      return phase.type === 'owning' ? { type: 'trailing' } : phase;
+    case 'hold':
+    case 'ended': {
+      const heldForTurn = event.type === 'hold';
+      // A turn this tab drives itself (an action sent while trailing) ends the trailing.
+      if (phase.type === 'owning' || phase.type === 'releasing' || phase.type === 'trailing')
+        return { type: phase.type === 'releasing' ? 'releasing' : 'owning', heldForTurn };
+      return phase.type === 'following' && event.type === 'ended' ? { type: 'idle' } : phase;
+    }
+    case 'settled':
+      return phase.type === 'owning' ? { type: 'releasing', heldForTurn: phase.heldForTurn } : phase;
+    case 'written':
+      if (phase.type !== 'releasing') return phase;
+      return event.mayRelease ? { type: 'idle' } : { type: 'owning', heldForTurn: phase.heldForTurn };
+  }
+}
+
+/**
  * Everything a mounted chat does with the other tabs, from attach to dispose: owning and
  * releasing turns, following a turn another tab owns, taking over from a tab that went
- * away, and merging the record when another tab writes it (`storage` events).
+ * away, and merging the record when another tab writes it (`storage` events). Where the tab
+ * stands is one `TabPhase`, moved only through `nextTabPhase`.
  */
 export class TabLife<UI_MESSAGE extends UIMessage> {
+  private phase: TabPhase = { type: 'idle' };
   private openStreams = 0;
   /** Resumes asked for whose stream has not reached the chat yet (`resumeStarted`). */
   private pendingResumes = 0;
-  private following = false;
-  private heldForTurn = false;
-  /** `settle` waits for the record to be written before it lets go of the lock. */
-  private releasing = false;
+  /** A follow's wait for the lock (see `nextTabPhase`: it may outlive `following`). */
   private watch: AbortController | undefined;
-  private disposed = false;
   private readonly cleanups: (() => void)[] = [];
   private published: TabState | undefined;
   /** A send waiting for an owner that is letting go; another tab's new turn ends the wait. */
@@ -66,7 +156,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
             // Another tab started a turn: a send of this tab waiting for the lock has lost the race.
             this.grace?.abort();
             void this.onAnnouncement(message.message as UI_MESSAGE | undefined);
-          } else if (message.type === 'turn-finished' && !this.disposed)
+          } else if (message.type === 'turn-finished' && !this.disposed())
             options.onRemoteFinish(message.message as UI_MESSAGE);
         }),
         coordinator.onOwnershipChange(() => this.publish()),
@@ -75,8 +165,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.cleanups.push(
       client.store.subscribe((next, previous) => {
         if (next.turnLive || !previous.turnLive) return;
-        this.following = false;
-        this.heldForTurn = false;
+        this.move({ type: 'ended' });
         this.settle();
         this.publish();
       }),
@@ -86,7 +175,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       () => {
         const state = client.getState();
         // A live turn at mount: the chat resumes it; meanwhile, see whether its owner is still here.
-        if (state.turnLive && !state.closed && !this.disposed) this.follow(undefined, false);
+        if (state.turnLive && !state.closed && !this.disposed()) this.follow(undefined, false);
       },
       (error: unknown) => options.warn(`could not load the chat's record: ${String(error)}`),
     );
@@ -131,34 +220,48 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * that went away mid-turn.
    */
   settle(): void {
-    if (!this.mayRelease() || this.releasing) return;
-    this.releasing = true;
-    const release = () => {
-      this.releasing = false;
-      if (!this.mayRelease()) return;
-      this.heldForTurn = false;
+    if (this.phase.type !== 'owning' || !this.mayRelease()) return;
+    this.move({ type: 'settled' });
+    const releasing = this.phase;
+    const written = () => {
+      // Disposed meanwhile (the coordinator let go already).
+      if (this.phase !== releasing) return;
+      const mayRelease = this.mayRelease();
+      this.move({ type: 'written', mayRelease });
+      if (!mayRelease) return;
       this.options.coordinator?.release();
       this.publish();
     };
-    this.options.client.flushPersistence().then(release, release);
+    this.options.client.flushPersistence().then(written, written);
   }
 
+  /** Nothing of the turn is left on this page (read in `owning` and `releasing`). */
   private mayRelease(): boolean {
     const { coordinator, client } = this.options;
     if (coordinator === undefined || !coordinator.isOwner || this.options.busy() || this.openStreams > 0)
       return false;
-    return !(this.heldForTurn && client.getState().turnLive);
+    const { phase } = this;
+    const heldForTurn =
+      phase.type === 'trailing' ||
+      ((phase.type === 'owning' || phase.type === 'releasing') && phase.heldForTurn);
+    return !(heldForTurn && client.getState().turnLive);
   }
 
   /** This tab drives a turn now: the record is its to write again. */
   private ownsTurn(): true {
+    this.granted();
     this.releaseRecord();
     return true;
   }
 
+  /** The coordinator gave this tab the lock (with mode `none` there is none to hold). */
+  private granted(): void {
+    if (this.options.coordinator?.isOwner === true) this.move({ type: 'granted' });
+  }
+
   /** Keeps ownership until the live turn has ended (an action's output, a takeover), not just until the send returns. */
   holdForTurn(): void {
-    if (this.options.coordinator?.isOwner === true) this.heldForTurn = true;
+    if (this.options.coordinator?.isOwner === true) this.move({ type: 'hold' });
   }
 
   streamOpened(): () => void {
@@ -201,7 +304,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   }
 
   dispose(): void {
-    this.disposed = true;
+    this.move({ type: 'dispose' });
     this.watch?.abort();
     this.watch = undefined;
     for (const cleanup of this.cleanups.splice(0)) cleanup();
@@ -209,9 +312,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   }
 
   private async onAnnouncement(message: UI_MESSAGE | undefined): Promise<void> {
-    if (this.disposed || this.options.coordinator?.isOwner === true) return;
+    if (this.disposed() || this.options.coordinator?.isOwner === true) return;
     await this.rereadRecord();
-    if (this.disposed) return;
+    if (this.disposed()) return;
     this.follow(message, true);
   }
 
@@ -234,7 +337,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       coordinator.isOwner
     )
       return;
-    this.following = true;
+    this.move({ type: 'announced' });
     this.recordHold ??= client.holdPersistence();
     this.publish();
     if (showInChat) this.options.onRemoteTurn({ message });
@@ -246,8 +349,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     // The record says whether the turn is still live: the owner writes it before it lets go.
     const owned = async (granted: boolean) => {
       if (this.watch === watch) this.watch = undefined;
-      if (!granted || this.disposed) return;
-      this.following = false;
+      if (!granted || this.disposed()) return;
+      this.granted();
       this.publish();
       this.takeOver(await this.readRecord());
     };
@@ -299,16 +402,16 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * takes the record's word for it.
    */
   private takeOver(record: PersistedChatRecord | undefined): void {
-    if (this.disposed) return;
+    if (this.disposed()) return;
     const { client, hasChat } = this.options;
     const live = client.getState().turnLive && hasChat();
     const ended = record !== undefined && (!record.turnLive || record.closed);
     // No other tab drives the turn: this tab's view is the newest there is.
     if (!ended) this.releaseRecord();
     if (live && !ended) {
-      this.heldForTurn = true;
+      this.move({ type: 'hold' });
       if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
-    } else if (live && this.openStreams + this.pendingResumes > 0) this.heldForTurn = true;
+    } else if (live && this.openStreams + this.pendingResumes > 0) this.move({ type: 'trail' });
     else if (ended && this.openStreams + this.pendingResumes === 0) adoptPersistedRecord(client, record);
     this.settle();
     this.publish();
@@ -337,12 +440,34 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.cleanups.push(() => target.removeEventListener('storage', onStorage));
   }
 
+  /** Moves along the table of `nextTabPhase`. */
+  private move(event: TabEvent): void {
+    this.phase = nextTabPhase(this.phase, event);
+  }
+
+  private disposed(): boolean {
+    return this.phase.type === 'disposed';
+  }
+
+  /**
+   * The live turn this tab shows is another tab's: it follows it, or it holds the lock only to
+   * read that tab's ended turn to its end (`trailing`). A resume is then shown read-only.
+   */
+  showsOtherTabsTurn(): boolean {
+    return this.phase.type === 'following' || this.phase.type === 'trailing';
+  }
+
+  /** Where this tab stands (see `TabPhase`). */
+  get currentPhase(): TabPhase {
+    return this.phase;
+  }
+
   private publish(): void {
     const { coordinator } = this.options;
     const state: TabState = {
       mode: coordinator?.mode ?? 'none',
       owner: coordinator?.isOwner ?? false,
-      following: this.following,
+      following: this.phase.type === 'following',
     };
     const last = this.published;
     if (last?.mode === state.mode && last.owner === state.owner && last.following === state.following) return;

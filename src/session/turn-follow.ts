@@ -1,0 +1,163 @@
+import type { ChatStatus, UIMessage } from 'ai';
+import type { ChatSessionHandle } from './chat-session-handle.js';
+import type { RemoteTurn } from './chat-session-options.js';
+
+/** The parts of a chat (`useChat`'s result, or any AI SDK `Chat`) that showing another tab's turn needs. */
+export interface FollowableChat<UI_MESSAGE extends UIMessage = UIMessage> {
+  status: ChatStatus;
+  error?: Error | undefined;
+  messages: UI_MESSAGE[];
+  setMessages(messages: UI_MESSAGE[]): void;
+  resumeStream(): Promise<void>;
+}
+
+const isBusy = (status: ChatStatus) => status === 'submitted' || status === 'streaming';
+
+/**
+ * Shows the turns another tab starts on the same chat in an app's own chat, read-only, and
+ * tells the other tabs how this tab's own replies ended: what `useFollowTurns` does, without
+ * React. `chat()` returns the chat as it is now (a binding passes its newest committed one);
+ * the binding calls `attach()` while it shows the chat and `observe()` whenever the chat's
+ * status or error may have changed.
+ *
+ * One per session handle: a chat switch gets a new one, so no request of one chat is
+ * announced to another's tabs.
+ */
+export class TurnFollow<UI_MESSAGE extends UIMessage> {
+  /** A request of the chat is being shown (its resume, or a followed turn's). */
+  private resuming = false;
+  /** Another tab's final reply, applied once this chat is idle. */
+  private remoteFinal: UI_MESSAGE | undefined;
+  /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
+  private pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
+  private attached = false;
+  /** The status `observe` saw last (`clearError` is told by error → ready). */
+  private previousStatus: ChatStatus | undefined;
+  private wasBusy: boolean | undefined;
+  /** The request in progress is this tab's own (no followed request was in flight when it began). */
+  private ownRequest = false;
+  /** `handle.followedResumes` when the request began: a resume found to follow moves it. */
+  private resumesAtStart = 0;
+
+  constructor(
+    private readonly handle: ChatSessionHandle<UI_MESSAGE>,
+    private readonly chat: () => FollowableChat<UI_MESSAGE>,
+  ) {}
+
+  /** Shows other tabs' turns in the chat from now on; returns the detach. */
+  attach(): () => void {
+    const { handle } = this;
+    const show = (turn: RemoteTurn<UI_MESSAGE>) => this.show(turn);
+    const onRemoteFinish = (message: UI_MESSAGE) => {
+      this.remoteFinal = message;
+      this.applyRemoteFinal();
+    };
+    // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
+    const onResumeMessage = (message: UI_MESSAGE) => {
+      const current = this.chat();
+      if (!current.messages.some((existing) => existing.id === message.id))
+        current.setMessages([...current.messages, message]);
+    };
+    handle.remoteTurnHandler = show;
+    handle.remoteFinishHandler = onRemoteFinish;
+    handle.resumeMessageHandler = onResumeMessage;
+    this.attached = true;
+    return () => {
+      this.attached = false;
+      if (handle.resumeMessageHandler === onResumeMessage) handle.resumeMessageHandler = undefined;
+      if (handle.remoteTurnHandler === show) handle.remoteTurnHandler = undefined;
+      if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;
+    };
+  }
+
+  /**
+   * The chat's status or error may have changed. `clearError()` (error → ready) lets go of the
+   * failure in `session.status` too; a request that ends is the time to apply what waited for
+   * the chat to be idle, and, when the reply was this tab's own, to tell the other tabs its
+   * final form.
+   */
+  observe(): void {
+    const { handle } = this;
+    const current = this.chat();
+    const previous = this.previousStatus ?? current.status;
+    this.previousStatus = current.status;
+    if (previous === 'error' && current.status === 'ready' && current.error === undefined)
+      handle.activity.clearError();
+    const busy = isBusy(current.status);
+    if (busy === this.wasBusy) {
+      // Idle again without a busy status seen in between (a refused send's `submitted` → `error`
+      // can come between two renders): what waited for the chat to be idle is applied now.
+      if (!busy && this.attached) this.whenIdle();
+      return;
+    }
+    this.wasBusy = busy;
+    if (busy) {
+      if (handle.followedRequests === 0) this.ownRequest = true;
+      this.resumesAtStart = handle.followedResumes;
+      return;
+    }
+    if (this.attached) this.whenIdle();
+    if (!this.ownRequest) return;
+    this.ownRequest = false;
+    if (handle.followedResumes !== this.resumesAtStart) return; // it showed another tab's turn
+    const latest = this.chat();
+    const last = latest.messages.at(-1);
+    if (latest.status === 'ready' && last?.role === 'assistant') handle.announceFinished(last);
+  }
+
+  private show(turn: RemoteTurn<UI_MESSAGE>): void {
+    const { handle } = this;
+    const current = this.chat();
+    if (this.resuming || isBusy(current.status)) {
+      this.pendingTurn = turn;
+      return;
+    }
+    this.pendingTurn = undefined;
+    const { message } = turn;
+    // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
+    let messages = handle.withoutRefused(current.messages);
+    if (message !== undefined && !messages.some((existing) => existing.id === message.id))
+      messages = [...messages, message];
+    if (messages !== current.messages) current.setMessages(messages);
+    this.resuming = true;
+    // A turn this tab took over (its owner went away; or it was this page's own before a
+    // reload) is this tab's to answer, as in useDurableChat; another tab's turn is followed.
+    const followed = !handle.getTabState().owner;
+    if (followed) handle.followedRequests += 1;
+    const done = () => {
+      this.resuming = false;
+      if (followed) handle.followedRequests -= 1;
+      this.whenIdle();
+    };
+    current.resumeStream().then(done, (error: unknown) => {
+      done();
+      handle.client.environment.warn(`following the other tab's turn failed: ${String(error)}`);
+    });
+  }
+
+  /** The chat is idle: a turn announced meanwhile is shown, a refused send leaves, a final reply applies. */
+  private whenIdle(): void {
+    const current = this.chat();
+    if (this.resuming || isBusy(current.status)) return;
+    if (this.pendingTurn !== undefined) {
+      this.show(this.pendingTurn);
+      return;
+    }
+    const messages = this.handle.withoutRefused(current.messages);
+    if (messages !== current.messages) current.setMessages(messages);
+    this.applyRemoteFinal();
+  }
+
+  /** Replaces this tab's copy of a reply with the owner's final one (same id), once idle. */
+  private applyRemoteFinal(): void {
+    const current = this.chat();
+    const message = this.remoteFinal;
+    if (message === undefined || this.resuming || isBusy(current.status)) return;
+    this.remoteFinal = undefined;
+    const index = current.messages.findIndex((existing) => existing.id === message.id);
+    if (index === -1) return;
+    const messages = [...current.messages];
+    messages[index] = message;
+    current.setMessages(messages);
+  }
+}
