@@ -33,28 +33,28 @@ const isBusy = (chat: Chat<UIMessage>) => chat.status === 'submitted' || chat.st
  */
 export class DurableChatController<UI_MESSAGE extends UIMessage> {
   readonly chat: Chat<UI_MESSAGE>;
-  private shown = false;
-  private resuming = false;
-  private resumedOnMount = false;
+  #shown = false;
+  #resuming = false;
+  #resumedOnMount = false;
   /** The request in flight shows a turn another tab owns. */
-  private followingTurn = false;
-  private queue: UI_MESSAGE[] = [];
+  #followingTurn = false;
+  #queue: UI_MESSAGE[] = [];
   /** Another tab's final reply, applied once this chat is idle. */
-  private remoteFinal: UI_MESSAGE | undefined;
+  #remoteFinal: UI_MESSAGE | undefined;
   /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
-  private pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
-  private readonly queueListeners = new Set<() => void>();
+  #pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
+  readonly #queueListeners = new Set<() => void>();
 
   /** The options of the newest committed render (`commitOptions`); the Chat's callbacks read them. */
-  private options: ControllerOptions<UI_MESSAGE>;
+  #options: ControllerOptions<UI_MESSAGE>;
 
   /** `initial`: the options of the render that created the controller (it does no I/O). */
-  constructor(
-    private readonly handle: ChatSessionHandle<UI_MESSAGE>,
-    initial: ControllerOptions<UI_MESSAGE>,
-  ) {
-    this.options = initial;
-    const answers = () => this.shown && !this.followingTurn;
+  readonly #handle: ChatSessionHandle<UI_MESSAGE>;
+
+  constructor(handle: ChatSessionHandle<UI_MESSAGE>, initial: ControllerOptions<UI_MESSAGE>) {
+    this.#handle = handle;
+    this.#options = initial;
+    const answers = () => this.#shown && !this.#followingTurn;
     this.chat = new Chat<UI_MESSAGE>({
       id: handle.chatId,
       messages: initial.messages,
@@ -63,21 +63,21 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
       dataPartSchemas: initial.dataPartSchemas,
       transport: handle.transport,
       onError: (error) => {
-        if (this.shown) this.options.onError?.(error);
+        if (this.#shown) this.#options.onError?.(error);
       },
       onToolCall: async (call) => {
-        if (answers()) await this.options.onToolCall?.(call);
+        if (answers()) await this.#options.onToolCall?.(call);
       },
       onFinish: (event) => {
         if (!answers()) return;
         if (!event.isAbort && !event.isError) handle.announceFinished(event.message);
-        this.options.onFinish?.(event);
+        this.#options.onFinish?.(event);
       },
       onData: (part) => {
-        if (this.shown) this.options.onData?.(part);
+        if (this.#shown) this.#options.onData?.(part);
       },
       sendAutomaticallyWhen: (input) =>
-        answers() ? (this.options.sendAutomaticallyWhen?.(input) ?? false) : false,
+        answers() ? (this.#options.sendAutomaticallyWhen?.(input) ?? false) : false,
       ...(initial.experimental_queue === undefined ? {} : { experimental_queue: initial.experimental_queue }),
     } as ReactChatInit<UI_MESSAGE>);
     if (initial.experimental_queue === true && !('experimental_queuedMessages' in this.chat)) {
@@ -90,83 +90,84 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
 
   /** A render committed: the Chat's callbacks run its options from now on (never those of a render held back). */
   commitOptions(options: ControllerOptions<UI_MESSAGE>): void {
-    this.options = options;
+    this.#options = options;
   }
 
   /** The hook shows this chat (from an effect; StrictMode's cleanup and setup run back to back). */
   show(): () => void {
-    this.shown = true;
-    const onRemoteTurn = (turn: RemoteTurn<UI_MESSAGE>) => this.follow(turn);
+    this.#shown = true;
+    const onRemoteTurn = (turn: RemoteTurn<UI_MESSAGE>) => this.#follow(turn);
     const onRemoteFinish = (message: UI_MESSAGE) => {
-      this.remoteFinal = message;
-      this.applyRemoteFinal();
+      this.#remoteFinal = message;
+      this.#applyRemoteFinal();
     };
     // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
     const onResumeMessage = (message: UI_MESSAGE) => {
       if (!this.chat.messages.some((existing) => existing.id === message.id))
         this.chat.messages = [...this.chat.messages, message];
     };
-    this.handle.remoteTurnHandler = onRemoteTurn;
-    this.handle.remoteFinishHandler = onRemoteFinish;
-    this.handle.resumeMessageHandler = onResumeMessage;
+    this.#handle.remoteTurnHandler = onRemoteTurn;
+    this.#handle.remoteFinishHandler = onRemoteFinish;
+    this.#handle.resumeMessageHandler = onResumeMessage;
     return () => {
-      this.shown = false;
-      if (this.handle.resumeMessageHandler === onResumeMessage) this.handle.resumeMessageHandler = undefined;
-      if (this.handle.remoteTurnHandler === onRemoteTurn) this.handle.remoteTurnHandler = undefined;
-      if (this.handle.remoteFinishHandler === onRemoteFinish) this.handle.remoteFinishHandler = undefined;
+      this.#shown = false;
+      if (this.#handle.resumeMessageHandler === onResumeMessage)
+        this.#handle.resumeMessageHandler = undefined;
+      if (this.#handle.remoteTurnHandler === onRemoteTurn) this.#handle.remoteTurnHandler = undefined;
+      if (this.#handle.remoteFinishHandler === onRemoteFinish) this.#handle.remoteFinishHandler = undefined;
     };
   }
 
   /** Replays the live turn into the chat once (a resume in progress is not started twice). */
   resume(): void {
-    if (this.resuming) return;
-    this.resuming = true;
+    if (this.#resuming) return;
+    this.#resuming = true;
     const done = () => {
-      this.resuming = false;
-      this.followingTurn = false;
+      this.#resuming = false;
+      this.#followingTurn = false;
       this.whenIdle();
     };
     // useChat reports a failed resume through `error` / onError; anything else is unexpected.
     this.chat.resumeStream().then(done, (error: unknown) => {
       done();
-      this.handle.client.environment.warn(`resuming the stream failed: ${String(error)}`);
+      this.#handle.client.environment.warn(`resuming the stream failed: ${String(error)}`);
     });
   }
 
   /** On mount: resume exactly when the persisted record says a turn is live (a finished turn costs nothing). */
   async resumeOnMount(isActive: () => boolean): Promise<void> {
-    const { client } = this.handle;
+    const { client } = this.#handle;
     try {
       await client.ready();
       // Whether another tab owns the live turn is known only after the claim window with the lease.
-      await this.handle.whenOwnerKnown();
+      await this.#handle.whenOwnerKnown();
     } catch (error) {
       client.environment.warn(`could not load the chat's record: ${String(error)}`);
       return;
     }
-    const state = this.handle.getState();
-    if (!isActive() || !state.turnLive || state.closed || this.resumedOnMount || isBusy(this.chat as never))
+    const state = this.#handle.getState();
+    if (!isActive() || !state.turnLive || state.closed || this.#resumedOnMount || isBusy(this.chat as never))
       return;
-    this.resumedOnMount = true;
+    this.#resumedOnMount = true;
     // A turn another tab still owns is shown read-only, not answered; a turn this page made and
     // left midway (unmount, chat switch) is this page's to answer, however the tabs settle.
-    const ownTurn = this.handle.takeBackLeftTurn();
-    if (!ownTurn && this.handle.getTabState().following) this.followingTurn = true;
+    const ownTurn = this.#handle.takeBackLeftTurn();
+    if (!ownTurn && this.#handle.getTabState().following) this.#followingTurn = true;
     this.resume();
   }
 
   /** Fires an action; this tab owns its turn and shows its output. */
   async sendAction(action: unknown, options?: SessionCallOptions): Promise<AppendResult> {
-    const result = await this.handle.sendAction(action, options);
+    const result = await this.#handle.sendAction(action, options);
     if (!isBusy(this.chat as never)) this.resume();
     return result;
   }
 
-  readonly pendingMessages = (): UI_MESSAGE[] => this.queue;
+  readonly pendingMessages = (): UI_MESSAGE[] => this.#queue;
 
   readonly subscribePending = (listener: () => void): (() => void) => {
-    this.queueListeners.add(listener);
-    return () => this.queueListeners.delete(listener);
+    this.#queueListeners.add(listener);
+    return () => this.#queueListeners.delete(listener);
   };
 
   /**
@@ -184,40 +185,40 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
             parts: [{ type: 'text', text: input }],
           } as unknown as UI_MESSAGE)
         : input;
-    const result = await this.handle.sendPendingMessage(message, options);
-    this.setQueue([...this.queue, message]);
+    const result = await this.#handle.sendPendingMessage(message, options);
+    this.#setQueue([...this.#queue, message]);
     this.flushPending();
     return result;
   }
 
   /** Moves queued steering messages into the transcript once the chat is idle. */
   flushPending(): void {
-    if (this.queue.length === 0 || isBusy(this.chat as never)) return;
-    const mode = this.options.pendingMessages ?? 'next-turn';
-    const taken = mode === 'inject' ? this.queue : this.queue.slice(0, 1);
-    this.setQueue(this.queue.slice(taken.length));
+    if (this.#queue.length === 0 || isBusy(this.chat as never)) return;
+    const mode = this.#options.pendingMessages ?? 'next-turn';
+    const taken = mode === 'inject' ? this.#queue : this.#queue.slice(0, 1);
+    this.#setQueue(this.#queue.slice(taken.length));
     this.chat.messages = [...this.chat.messages, ...taken];
     if (mode === 'inject') return;
-    const { client } = this.handle;
+    const { client } = this.#handle;
     const state = client.getState();
     foundLiveTurn(client.store, { startCursor: state.lastEventId, stored: false });
     this.resume();
   }
 
   /** Another tab started a turn (or this tab took one over): show it, read-only unless this tab now owns it. */
-  private follow(turn: RemoteTurn<UI_MESSAGE>): void {
-    if (isBusy(this.chat as never) || this.resuming) {
-      this.pendingTurn = turn;
+  #follow(turn: RemoteTurn<UI_MESSAGE>): void {
+    if (isBusy(this.chat as never) || this.#resuming) {
+      this.#pendingTurn = turn;
       return;
     }
-    this.pendingTurn = undefined;
+    this.#pendingTurn = undefined;
     const { message } = turn;
     // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
-    let messages = this.handle.withoutRefused(this.chat.messages);
+    let messages = this.#handle.withoutRefused(this.chat.messages);
     if (message !== undefined && !messages.some((existing) => existing.id === message.id))
       messages = [...messages, message];
     if (messages !== this.chat.messages) this.chat.messages = messages;
-    this.followingTurn = !this.handle.getTabState().owner;
+    this.#followingTurn = !this.#handle.getTabState().owner;
     this.resume();
   }
 
@@ -227,22 +228,22 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
    * another tab's final reply applies.
    */
   whenIdle(): void {
-    if (isBusy(this.chat as never) || this.resuming) return;
-    const pending = this.pendingTurn;
+    if (isBusy(this.chat as never) || this.#resuming) return;
+    const pending = this.#pendingTurn;
     if (pending !== undefined) {
-      this.follow(pending);
+      this.#follow(pending);
       return;
     }
-    const messages = this.handle.withoutRefused(this.chat.messages);
+    const messages = this.#handle.withoutRefused(this.chat.messages);
     if (messages !== this.chat.messages) this.chat.messages = messages;
-    this.applyRemoteFinal();
+    this.#applyRemoteFinal();
   }
 
   /** Replaces this tab's copy of a reply with the owner's final one (same id), once idle. */
-  private applyRemoteFinal(): void {
-    const message = this.remoteFinal;
-    if (message === undefined || isBusy(this.chat as never) || this.resuming) return;
-    this.remoteFinal = undefined;
+  #applyRemoteFinal(): void {
+    const message = this.#remoteFinal;
+    if (message === undefined || isBusy(this.chat as never) || this.#resuming) return;
+    this.#remoteFinal = undefined;
     const index = this.chat.messages.findIndex((existing) => existing.id === message.id);
     if (index === -1) return;
     const messages = [...this.chat.messages];
@@ -250,8 +251,8 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     this.chat.messages = messages;
   }
 
-  private setQueue(queue: UI_MESSAGE[]): void {
-    this.queue = queue;
-    for (const listener of [...this.queueListeners]) listener();
+  #setQueue(queue: UI_MESSAGE[]): void {
+    this.#queue = queue;
+    for (const listener of [...this.#queueListeners]) listener();
   }
 }

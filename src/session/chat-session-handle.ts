@@ -66,24 +66,24 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly sessionTransport: SessionChatTransport<UI_MESSAGE>;
   readonly transport: GuardedTransport<UI_MESSAGE>;
   readonly persistence: ResolvedPersistence;
-  private clientInstance: SessionClient | undefined;
-  private readonly placeholder: ChatSessionState;
-  private readonly changeListeners = new Set<() => void>();
-  private readonly eventListeners = new Set<(event: SessionEvent) => void>();
-  private readonly tabListeners = new Set<() => void>();
-  private attachments = 0;
+  #clientInstance: SessionClient | undefined;
+  readonly #placeholder: ChatSessionState;
+  readonly #changeListeners = new Set<() => void>();
+  readonly #eventListeners = new Set<(event: SessionEvent) => void>();
+  readonly #tabListeners = new Set<() => void>();
+  #attachments = 0;
   /** Effect cleanups so far: an abort followed by one in the same tick was an unmount, not a stop. */
-  private detachCount = 0;
+  #detachCount = 0;
   /** Disposed: nothing of this page reads the chat any more; its streams end silently. */
-  private releasedForGood = false;
+  #releasedForGood = false;
   /** What the transport is doing for this page (the `useChat` + `useChatSession` status). */
   readonly activity = new ActivityTracker();
-  private disposeTimer: ReturnType<typeof setTimeout> | undefined;
-  private life: TabLife<UI_MESSAGE> | undefined;
-  private inFlight = 0;
-  private stopRequested = false;
-  private stopping: Promise<void> | undefined;
-  private tabState: TabState = { mode: 'none', owner: false, following: false };
+  #disposeTimer: ReturnType<typeof setTimeout> | undefined;
+  #life: TabLife<UI_MESSAGE> | undefined;
+  #inFlight = 0;
+  #stopRequested = false;
+  #stopping: Promise<void> | undefined;
+  #tabState: TabState = { mode: 'none', owner: false, following: false };
   /** Set by `useDurableChat` / `useFollowTurns`: shows another tab's turn in this tab's chat. */
   remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
   /**
@@ -96,7 +96,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   /** Counts the resumes found to follow another tab's turn (a request that saw one is not this tab's). */
   followedResumes = 0;
   /** The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; see `takeRefused`). */
-  private refusedMessageId: string | undefined;
+  #refusedMessageId: string | undefined;
   /** Set by `useDurableChat`: another tab's reply as it ended. */
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
   /**
@@ -105,31 +105,31 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
    */
   resumeMessageHandler: ((message: UI_MESSAGE) => void) | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
-  private readonly clock: PacingClock;
+  readonly #clock: PacingClock;
   /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
-  private readonly persistenceOption: ChatSessionOptions['persistence'];
-  private warnedAboutAdapter = false;
+  readonly #persistenceOption: ChatSessionOptions['persistence'];
+  #warnedAboutAdapter = false;
   /** What tells this chat's session apart (`sessionIdentity`): the key of `turnsLeftMidway`. */
-  private readonly identity: string;
+  readonly #identity: string;
   /** This handle's last cleanup noted its live turn in `turnsLeftMidway`. */
-  private markedLeaving = false;
+  #markedLeaving = false;
 
   /**
    * The options of the newest render that committed (`commitOptions`, from an insertion
    * effect). A render React throws away, or one a suspended transition holds back, never
    * reaches them: the chat on screen runs the options it was shown with.
    */
-  private options: ChatSessionOptions;
+  #options: ChatSessionOptions;
 
   /** `initial`: the options of the render that created the session (it does no I/O). */
   constructor(initial: ChatSessionOptions) {
-    this.options = initial;
+    this.#options = initial;
     this.chatId = initial.chatId;
     this.baseURL = initial.baseURL;
-    this.placeholder = initialSessionState(this.chatId);
-    this.clock = resolveEnvironment(initial.environment);
-    this.persistenceOption = initial.persistence;
-    this.identity = sessionIdentity(initial);
+    this.#placeholder = initialSessionState(this.chatId);
+    this.#clock = resolveEnvironment(initial.environment);
+    this.#persistenceOption = initial.persistence;
+    this.#identity = sessionIdentity(initial);
     const resolved = resolvePersistence(initial.persistence ?? 'local', initial.storagePrefix, initial.scope);
     // The transcript's cursor seeds the chat's first load only (the one it mounts with).
     this.persistence =
@@ -138,61 +138,61 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         : { ...resolved, adapter: withHistoryCursor(resolved.adapter, initial.historyCursor) };
     this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
       latestTransportOptions(
-        () => this.options,
+        () => this.#options,
         this.persistence.adapter,
-        (event) => this.dispatch(event),
+        (event) => this.#dispatch(event),
       ),
     );
-    this.transport = new GuardedTransport(this.sessionTransport, this.gate());
+    this.transport = new GuardedTransport(this.sessionTransport, this.#gate());
   }
 
   /** The chat's client, created on first use (never during render: hydration does I/O). */
   get client(): SessionClient {
-    if (this.clientInstance === undefined) {
-      this.clientInstance = this.sessionTransport.getClient(this.chatId);
-      this.notify();
+    if (this.#clientInstance === undefined) {
+      this.#clientInstance = this.sessionTransport.getClient(this.chatId);
+      this.#notify();
     }
-    return this.clientInstance;
+    return this.#clientInstance;
   }
 
   getState(): ChatSessionState {
-    return this.clientInstance?.getState() ?? this.placeholder;
+    return this.#clientInstance?.getState() ?? this.#placeholder;
   }
 
   subscribe(listener: () => void): () => void {
     let bound = this.client;
     let unsubscribeStore = bound.store.subscribe(listener);
     const onChange = () => {
-      if (this.clientInstance !== undefined && this.clientInstance !== bound) {
+      if (this.#clientInstance !== undefined && this.#clientInstance !== bound) {
         unsubscribeStore();
-        bound = this.clientInstance;
+        bound = this.#clientInstance;
         unsubscribeStore = bound.store.subscribe(listener);
       }
       listener();
     };
-    this.changeListeners.add(onChange);
+    this.#changeListeners.add(onChange);
     return () => {
-      this.changeListeners.delete(onChange);
+      this.#changeListeners.delete(onChange);
       unsubscribeStore();
     };
   }
 
-  readonly getTabState = (): TabState => this.tabState;
+  readonly getTabState = (): TabState => this.#tabState;
 
   readonly subscribeTab = (listener: () => void): (() => void) => {
-    this.tabListeners.add(listener);
-    return () => this.tabListeners.delete(listener);
+    this.#tabListeners.add(listener);
+    return () => this.#tabListeners.delete(listener);
   };
 
   onEvent(listener: (event: SessionEvent) => void): () => void {
-    this.eventListeners.add(listener);
-    return () => this.eventListeners.delete(listener);
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
   }
 
   /** A render committed: its options are the ones callbacks and requests read from now on. */
   commitOptions(options: ChatSessionOptions): void {
-    this.options = options;
-    this.notePersistence(options.persistence);
+    this.#options = options;
+    this.#notePersistence(options.persistence);
   }
 
   /**
@@ -200,12 +200,12 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
    * object the session started with (an inline adapter, new per render) cannot be told apart
    * from the first one: the session keeps the first, and says so once in development.
    */
-  private notePersistence(persistence: ChatSessionOptions['persistence']): void {
-    const first = this.persistenceOption;
-    if (this.warnedAboutAdapter || typeof persistence !== 'object' || persistence === first) return;
+  #notePersistence(persistence: ChatSessionOptions['persistence']): void {
+    const first = this.#persistenceOption;
+    if (this.#warnedAboutAdapter || typeof persistence !== 'object' || persistence === first) return;
     if (persistence.id !== undefined || !isDevelopment()) return;
-    this.warnedAboutAdapter = true;
-    this.warn(
+    this.#warnedAboutAdapter = true;
+    this.#warn(
       `chat ${this.chatId}: the persistence adapter changed between renders and has no id; the session keeps ` +
         'the first adapter. Create it once (module scope or useMemo), or give it an id ' +
         '(adapters with the same id are the same storage, another id switches sessions).',
@@ -214,57 +214,57 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
 
   /** Called from an effect; returns the cleanup. */
   attach(): () => void {
-    this.attachments += 1;
-    if (this.disposeTimer !== undefined) {
-      clearTimeout(this.disposeTimer);
-      this.disposeTimer = undefined;
+    this.#attachments += 1;
+    if (this.#disposeTimer !== undefined) {
+      clearTimeout(this.#disposeTimer);
+      this.#disposeTimer = undefined;
       // StrictMode's cleanup and setup back to back: the page never left.
-      if (this.markedLeaving) turnsLeftMidway.delete(this.identity);
-      this.markedLeaving = false;
-    } else if (this.life === undefined) this.start();
+      if (this.#markedLeaving) turnsLeftMidway.delete(this.#identity);
+      this.#markedLeaving = false;
+    } else if (this.#life === undefined) this.#start();
     let detached = false;
     return () => {
       if (detached) return;
       detached = true;
-      this.attachments -= 1;
-      this.detachCount += 1;
-      if (this.attachments > 0) return;
-      this.noteLeaving();
+      this.#attachments -= 1;
+      this.#detachCount += 1;
+      if (this.#attachments > 0) return;
+      this.#noteLeaving();
       // StrictMode runs cleanup and setup back to back: only a real unmount outlives a macrotask.
-      this.disposeTimer = setTimeout(() => {
-        this.disposeTimer = undefined;
-        if (this.attachments === 0) this.dispose();
+      this.#disposeTimer = setTimeout(() => {
+        this.#disposeTimer = undefined;
+        if (this.#attachments === 0) this.#dispose();
       }, 0);
     };
   }
 
   /** Stops the live turn: ends this page's stream and appends `stop` when a turn is live (also after a reload, and in a following tab). */
   async stop(): Promise<void> {
-    if (this.inFlight > 0) this.stopRequested = true;
-    await this.stopAgent();
+    if (this.#inFlight > 0) this.#stopRequested = true;
+    await this.#stopAgent();
   }
 
   /**
    * Ends the stream and appends `stop` when a turn is live. The stopped turn is over for
    * this page: `turnLive` is cleared, so a remount neither resumes it nor shows "streaming".
    */
-  private stopAgent(): Promise<void> {
+  #stopAgent(): Promise<void> {
     // One stop at a time: useChat's abort and an explicit stop() in the same tick append one record.
-    this.stopping ??= (async () => {
+    this.#stopping ??= (async () => {
       try {
         await this.sessionTransport.stop(this.chatId);
-        const client = this.clientInstance;
+        const client = this.#clientInstance;
         if (client !== undefined) endLiveTurn(client.store, 'stopped');
       } finally {
-        this.stopping = undefined;
+        this.#stopping = undefined;
       }
     })();
-    return this.stopping;
+    return this.#stopping;
   }
 
   /** Closes the session for good (the app's `closeSession`), then marks the chat closed here. */
   async close(reason?: string): Promise<void> {
-    const closeSession = this.options.closeSession;
+    const closeSession = this.#options.closeSession;
     if (closeSession === undefined) {
       throw new ValidationError({ message: 'close() needs the closeSession option', field: 'closeSession' });
     }
@@ -278,12 +278,12 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
 
   /** Fires the agent's action (owning the turn like a send); its output shows on `resumeStream()`. */
   async sendAction(action: unknown, options?: SessionCallOptions): Promise<AppendResult> {
-    const gate = this.gate();
+    const gate = this.#gate();
     await gate.enter();
     try {
       const result = await this.sessionTransport.sendAction(this.chatId, action, options);
       // The action's output is a turn of its own: this tab owns it until it has streamed.
-      this.life?.holdForTurn();
+      this.#life?.holdForTurn();
       gate.announce(undefined);
       return result;
     } finally {
@@ -293,33 +293,33 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
 
   /** Tells the other tabs how this tab's reply ended (they replace their copy). */
   announceFinished(message: UI_MESSAGE): void {
-    this.life?.announceFinished(message);
+    this.#life?.announceFinished(message);
   }
 
   sendPendingMessage(message: UI_MESSAGE, options?: SessionCallOptions): Promise<AppendResult> {
     return this.sessionTransport.sendPendingMessage(this.chatId, message, options);
   }
 
-  private start(): void {
-    const { options } = this;
+  #start(): void {
+    const options = this.#options;
     const client = this.client;
     const coordinator =
       options.tabs === false
         ? undefined
         : new TabCoordinator(this.chatId, options.tabs ?? {}, resolveEnvironment(options.environment));
-    this.life = new TabLife<UI_MESSAGE>({
+    this.#life = new TabLife<UI_MESSAGE>({
       client,
       coordinator,
       persistence: this.persistence,
       onRemoteTurn: (turn) => this.remoteTurnHandler?.(turn),
       onRemoteFinish: (message) => this.remoteFinishHandler?.(message),
       hasChat: () => this.remoteTurnHandler !== undefined,
-      busy: () => this.inFlight > 0,
-      onTabState: (state) => this.setTabState(state),
+      busy: () => this.#inFlight > 0,
+      onTabState: (state) => this.#setTabState(state),
       warn: client.environment.warn,
     });
     const unregister = sessionRegistry.register(this);
-    this.life.addCleanup(unregister);
+    this.#life.addCleanup(unregister);
   }
 
   /**
@@ -328,9 +328,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
    * when there is none.
    */
   withoutRefused<M extends UIMessage>(messages: M[]): M[] {
-    const refused = this.refusedMessageId;
+    const refused = this.#refusedMessageId;
     if (refused === undefined) return messages;
-    this.refusedMessageId = undefined;
+    this.#refusedMessageId = undefined;
     const kept = messages.filter((message) => message.id !== refused);
     return kept.length === messages.length ? messages : kept;
   }
@@ -351,16 +351,16 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         Array.isArray(message.parts)
       )
         return message as UI_MESSAGE;
-      this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (not a chat message)`);
+      this.#warn(`chat ${this.chatId}: ignoring the live turn's stored message (not a chat message)`);
     } catch (error) {
-      this.warn(`chat ${this.chatId}: ignoring the live turn's stored message (${String(error)})`);
+      this.#warn(`chat ${this.chatId}: ignoring the live turn's stored message (${String(error)})`);
     }
     return undefined;
   }
 
   /** Resolves once this tab knows whether another tab owns the live turn it found at mount. */
   async whenOwnerKnown(): Promise<void> {
-    await this.life?.whenOwnerKnown();
+    await this.#life?.whenOwnerKnown();
   }
 
   /**
@@ -368,9 +368,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
    * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
    */
   takeBackLeftTurn(): boolean {
-    if (!turnsLeftMidway.has(this.identity)) return false;
-    const leftAt = turnsLeftMidway.get(this.identity);
-    turnsLeftMidway.delete(this.identity);
+    if (!turnsLeftMidway.has(this.#identity)) return false;
+    const leftAt = turnsLeftMidway.get(this.#identity);
+    turnsLeftMidway.delete(this.#identity);
     const { turnLive, closed, turnStartCursor } = this.getState();
     if (!turnLive || closed) return false;
     // A turn another tab started after this page left begins past the cursor it had read.
@@ -378,75 +378,75 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /** The page lets go of the chat (the last cleanup; a remount in the same tick takes it back). */
-  private noteLeaving(): void {
-    const state = this.clientInstance?.getState();
-    const drove = this.tabState.mode === 'none' || this.tabState.owner || this.inFlight > 0;
+  #noteLeaving(): void {
+    const state = this.#clientInstance?.getState();
+    const drove = this.#tabState.mode === 'none' || this.#tabState.owner || this.#inFlight > 0;
     // A send still on its way makes the turn live in a moment: it is this page's too.
-    if (state === undefined || state.closed || !(state.turnLive || this.inFlight > 0) || !drove) return;
-    turnsLeftMidway.set(this.identity, state.lastEventId);
-    this.markedLeaving = true;
+    if (state === undefined || state.closed || !(state.turnLive || this.#inFlight > 0) || !drove) return;
+    turnsLeftMidway.set(this.#identity, state.lastEventId);
+    this.#markedLeaving = true;
   }
 
-  private dispose(): void {
-    this.releasedForGood = true;
-    this.life?.dispose();
-    this.life = undefined;
+  #dispose(): void {
+    this.#releasedForGood = true;
+    this.#life?.dispose();
+    this.#life = undefined;
     // A send still on its way (the session starting, the read to the edge, the append going
     // out) finishes first: the user sent it, and the record must say the turn is live so the
     // chat resumes it when shown again. The transport is closed when the send lets go.
-    if (this.inFlight === 0) this.sessionTransport.close();
-    this.clientInstance = undefined;
-    this.setTabState({ mode: this.tabState.mode, owner: false, following: false });
+    if (this.#inFlight === 0) this.sessionTransport.close();
+    this.#clientInstance = undefined;
+    this.#setTabState({ mode: this.#tabState.mode, owner: false, following: false });
   }
 
-  private setTabState(state: TabState): void {
-    this.tabState = state;
-    for (const listener of [...this.tabListeners]) listener();
+  #setTabState(state: TabState): void {
+    this.#tabState = state;
+    for (const listener of [...this.#tabListeners]) listener();
   }
 
-  private gate(): TurnGate {
+  #gate(): TurnGate {
     return {
       chatId: this.chatId,
       activity: this.activity,
-      renderWindowMs: () => renderWindowOf(this.options),
-      clock: this.clock,
-      attached: () => this.attachments > 0,
-      detaches: () => this.detachCount,
-      released: () => this.releasedForGood,
+      renderWindowMs: () => renderWindowOf(this.#options),
+      clock: this.#clock,
+      attached: () => this.#attachments > 0,
+      detaches: () => this.#detachCount,
+      released: () => this.#releasedForGood,
       turnLive: async () => {
-        if (this.releasedForGood) return false;
+        if (this.#releasedForGood) return false;
         const { client } = this;
         await client.ready();
         const state = client.getState();
         return state.turnLive && !state.closed;
       },
       stop: () =>
-        this.stopAgent().catch((error: unknown) => {
-          const client = this.clientInstance;
+        this.#stopAgent().catch((error: unknown) => {
+          const client = this.#clientInstance;
           if (client !== undefined && isDurableChatError(error))
             client.emit({ type: 'error', chatId: this.chatId, error, fatal: false });
-          else this.warn(`could not stop chat ${this.chatId}: ${String(error)}`);
+          else this.#warn(`could not stop chat ${this.chatId}: ${String(error)}`);
         }),
       enter: async () => {
-        const life = this.life;
+        const life = this.#life;
         if (life !== undefined && !(await life.acquire())) throw new TurnInOtherTabError();
-        this.inFlight += 1;
+        this.#inFlight += 1;
       },
       refused: (messageId) => {
-        this.refusedMessageId = messageId;
+        this.#refusedMessageId = messageId;
       },
       leave: () => {
-        this.inFlight -= 1;
-        this.life?.settle();
+        this.#inFlight -= 1;
+        this.#life?.settle();
         // The page let go of the chat while this send was on its way (see `dispose`).
-        if (this.releasedForGood && this.inFlight === 0 && this.attachments === 0)
+        if (this.#releasedForGood && this.#inFlight === 0 && this.#attachments === 0)
           this.sessionTransport.close();
       },
-      warn: (message) => this.warn(message),
-      streamOpened: () => this.life?.streamOpened() ?? (() => {}),
-      resumeStarted: () => this.life?.resumeStarted() ?? (() => {}),
+      warn: (message) => this.#warn(message),
+      streamOpened: () => this.#life?.streamOpened() ?? (() => {}),
+      resumeStarted: () => this.#life?.resumeStarted() ?? (() => {}),
       noteTurnMessage: (message) => {
-        const client = this.clientInstance;
+        const client = this.#clientInstance;
         const turnMessage = message === undefined ? undefined : JSON.stringify(message);
         if (client !== undefined && client.getState().turnMessage !== turnMessage)
           client.store.setState({ turnMessage });
@@ -457,7 +457,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         return message?.role === 'assistant' ? message : undefined;
       },
       followsOtherTab: async () => {
-        const life = this.life;
+        const life = this.#life;
         if (life === undefined) return false;
         await life.whenOwnerKnown();
         // Also a turn this tab got the lock for only to read it to its end (see `TabPhase`).
@@ -476,24 +476,24 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
           }, 0);
         };
       },
-      announce: (message) => this.life?.announce(message as UI_MESSAGE | undefined),
+      announce: (message) => this.#life?.announce(message as UI_MESSAGE | undefined),
       takeStopRequest: () => {
-        const requested = this.stopRequested;
-        if (this.inFlight <= 1) this.stopRequested = false;
+        const requested = this.#stopRequested;
+        if (this.#inFlight <= 1) this.#stopRequested = false;
         return requested;
       },
     };
   }
 
-  private warn(message: string): void {
-    (this.clientInstance?.environment.warn ?? this.options.environment?.warn ?? console.warn)(message);
+  #warn(message: string): void {
+    (this.#clientInstance?.environment.warn ?? this.#options.environment?.warn ?? console.warn)(message);
   }
 
-  private dispatch(event: SessionEvent): void {
-    for (const listener of [...this.eventListeners]) listener(event);
+  #dispatch(event: SessionEvent): void {
+    for (const listener of [...this.#eventListeners]) listener(event);
   }
 
-  private notify(): void {
-    for (const listener of [...this.changeListeners]) listener();
+  #notify(): void {
+    for (const listener of [...this.#changeListeners]) listener();
   }
 }

@@ -31,32 +31,36 @@ function isPlainDelta(chunk: UIMessageChunk): chunk is DeltaChunk {
  * With `windowMs` 0 every chunk goes out as it comes.
  */
 export class DeltaPacer {
-  private held: DeltaChunk | undefined;
-  private heldSince = 0;
-  private lastShown = Number.NEGATIVE_INFINITY;
+  #held: DeltaChunk | undefined;
+  #heldSince = 0;
+  #lastShown = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly windowMs: number) {}
+  readonly #windowMs: number;
+
+  constructor(windowMs: number) {
+    this.#windowMs = windowMs;
+  }
 
   /** The chunks to hand over now (in order) for a chunk read at `now`. */
   offer(chunk: UIMessageChunk, now: number): UIMessageChunk[] {
-    if (this.windowMs <= 0) return [chunk];
+    if (this.#windowMs <= 0) return [chunk];
     if (!isPlainDelta(chunk)) {
       const out = this.take(now);
       out.push(chunk);
       return out;
     }
-    const held = this.held;
+    const held = this.#held;
     if (held !== undefined && continuesDelta(held, chunk)) {
-      this.held = joinDeltas(held, chunk);
+      this.#held = joinDeltas(held, chunk);
       return now >= (this.due() ?? now) ? this.take(now) : [];
     }
     const out = this.take(now);
-    if (now >= this.lastShown + this.windowMs) {
-      this.lastShown = now;
+    if (now >= this.#lastShown + this.#windowMs) {
+      this.#lastShown = now;
       out.push(chunk);
     } else {
-      this.held = chunk;
-      this.heldSince = now;
+      this.#held = chunk;
+      this.#heldSince = now;
     }
     return out;
   }
@@ -64,20 +68,20 @@ export class DeltaPacer {
   /** When the held delta is due (ms on the same clock), or undefined when nothing is held. */
   due(): number | undefined {
     // The hold starts after the last hand-over, unless the clock stepped back (Date.now can).
-    return this.held === undefined ? undefined : Math.min(this.lastShown, this.heldSince) + this.windowMs;
+    return this.#held === undefined ? undefined : Math.min(this.#lastShown, this.#heldSince) + this.#windowMs;
   }
 
   /** The held delta, if any, handed over now. */
   take(now: number): UIMessageChunk[] {
-    const held = this.held;
+    const held = this.#held;
     if (held === undefined) return [];
-    this.held = undefined;
-    this.lastShown = now;
+    this.#held = undefined;
+    this.#lastShown = now;
     return [held];
   }
 
   /** Forgets the held delta (the reader went away). */
   drop(): void {
-    this.held = undefined;
+    this.#held = undefined;
   }
 }

@@ -67,19 +67,22 @@ export interface TurnGate {
 export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implements ChatTransport<UI_MESSAGE> {
   readonly resumeStreamIsReplay = true;
   /** The abort watch of the latest resume: a newer resume marks it superseded. */
-  private resumeWatch: AbortWatch | undefined;
+  #resumeWatch: AbortWatch | undefined;
 
-  constructor(
-    private readonly inner: SessionChatTransport<UI_MESSAGE>,
-    private readonly gate: TurnGate,
-  ) {}
+  readonly #inner: SessionChatTransport<UI_MESSAGE>;
+  readonly #gate: TurnGate;
+
+  constructor(inner: SessionChatTransport<UI_MESSAGE>, gate: TurnGate) {
+    this.#inner = inner;
+    this.#gate = gate;
+  }
 
   async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
-    this.checkChatId(options.chatId);
-    const watch = watchAbort(options.abortSignal, this.gate);
-    const update = this.gate.activity.begin('sending');
+    this.#checkChatId(options.chatId);
+    const watch = watchAbort(options.abortSignal, this.#gate);
+    const update = this.#gate.activity.begin('sending');
     try {
-      await this.gate.enter();
+      await this.#gate.enter();
     } catch (error) {
       update('none', error instanceof Error ? error : undefined);
       // Another tab drives the turn: this message was never sent (the chat takes it out).
@@ -89,95 +92,95 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
         options.trigger === 'submit-message' &&
         last?.role === 'user'
       )
-        this.gate.refused(last.id);
+        this.#gate.refused(last.id);
       throw error;
     }
     try {
       const last = options.messages.at(-1);
       // Kept in the record while the turn is live: whoever shows the turn again shows its message.
       // (An assistant message: the turn continues it, e.g. a tool output or an approval answered.)
-      this.gate.noteTurnMessage(options.trigger === 'submit-message' ? last : undefined);
-      const stream = await this.inner.sendMessages({ ...options, abortSignal: undefined });
-      if (this.gate.released()) {
+      this.#gate.noteTurnMessage(options.trigger === 'submit-message' ? last : undefined);
+      const stream = await this.#inner.sendMessages({ ...options, abortSignal: undefined });
+      if (this.#gate.released()) {
         // The page let go of the chat while the message was on its way: the message went out
         // (the record says the turn is live), so only this page's reader is let go; the reply
         // resumes when the chat is shown again. The chat that was left hears nothing.
         update('none');
         stream
           .cancel()
-          .catch((error: unknown) => this.gate.warn(`could not let go of the stream: ${String(error)}`));
+          .catch((error: unknown) => this.#gate.warn(`could not let go of the stream: ${String(error)}`));
         return parkedStream();
       }
       update('appended');
-      this.gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
-      if (this.gate.takeStopRequest()) await this.gate.stop();
-      return relay(stream, options.abortSignal, watch, this.gate, update, this.gate.streamOpened());
+      this.#gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
+      if (this.#gate.takeStopRequest()) await this.#gate.stop();
+      return relay(stream, options.abortSignal, watch, this.#gate, update, this.#gate.streamOpened());
     } catch (error) {
-      if (this.gate.released()) return parkedStream();
+      if (this.#gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);
       throw error;
     } finally {
-      this.gate.leave();
+      this.#gate.leave();
     }
   }
 
   async reconnectToStream(
     options: ReconnectOptions<UI_MESSAGE>,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    this.checkChatId(options.chatId);
-    const watch = watchAbort(options.abortSignal, this.gate);
+    this.#checkChatId(options.chatId);
+    const watch = watchAbort(options.abortSignal, this.#gate);
     // useChat aborts the resume in flight right before it starts this one: not the user's stop.
-    const previous = this.resumeWatch;
+    const previous = this.#resumeWatch;
     if (previous?.seen !== undefined) previous.superseded = true;
-    this.resumeWatch = watch;
-    const requested = this.gate.resumeStarted();
+    this.#resumeWatch = watch;
+    const requested = this.#gate.resumeStarted();
     try {
-      return await this.resume(options, watch);
+      return await this.#resume(options, watch);
     } finally {
       requested();
     }
   }
 
-  private async resume(
+  async #resume(
     options: ReconnectOptions<UI_MESSAGE>,
     watch: AbortWatch,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
     // Exactly when the record says a turn is live: a finished turn costs no request at all.
-    if (!(await this.gate.turnLive())) return null;
-    const update = this.gate.activity.begin('resuming');
+    if (!(await this.#gate.turnLive())) return null;
+    const update = this.#gate.activity.begin('resuming');
     // Asked alongside the request: whether the turn is another tab's is known by the time it answers.
-    const following = this.gate.followsOtherTab();
+    const following = this.#gate.followsOtherTab();
     try {
-      const stream = await this.inner.reconnectToStream({ ...options, abortSignal: undefined });
+      const stream = await this.#inner.reconnectToStream({ ...options, abortSignal: undefined });
       if (stream === null) {
         update('none');
         return null;
       }
       // useChat({ resume: true }) in a tab that opened while another tab's turn streams: the
       // resume shows that turn, so `isFollowingTurn()` is true for its callbacks.
-      const followed = (await following) ? this.gate.followResume() : undefined;
+      const followed = (await following) ? this.#gate.followResume() : undefined;
       // Before useChat takes the stream: the reply lands after the message it answers.
-      const continued = this.gate.resumesTurn();
+      const continued = this.#gate.resumesTurn();
       // A replay of a continuation refers to the continued message's tool calls: rebuild it first.
       const replay = continued === undefined ? stream : prefixedStream(chunksRebuilding(continued), stream);
-      const onEnd = this.gate.streamOpened();
-      return relay(replay, options.abortSignal, watch, this.gate, update, () => {
+      const onEnd = this.#gate.streamOpened();
+      return relay(replay, options.abortSignal, watch, this.#gate, update, () => {
         onEnd();
         followed?.();
       });
     } catch (error) {
-      if (this.gate.released()) return parkedStream();
+      if (this.#gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);
       throw error;
     }
   }
 
   /** `useChat` without `id: session.id` makes up its own chat id: refuse it loudly rather than drive another session. */
-  private checkChatId(chatId: string): void {
-    if (chatId === this.gate.chatId) return;
+  #checkChatId(chatId: string): void {
+    if (chatId === this.#gate.chatId) return;
     throw new ValidationError({
       message:
-        `this transport belongs to chat "${this.gate.chatId}" but was called for chat "${chatId}": ` +
+        `this transport belongs to chat "${this.#gate.chatId}" but was called for chat "${chatId}": ` +
         'pass the same id to useChat, e.g. useChat({ id: session.id, transport: session.transport, resume: true })',
       field: 'chatId',
     });

@@ -12,37 +12,37 @@ export interface SessionStateSource {
  * state by id. When two hooks mount the same chat, the latest one is read.
  */
 class SessionRegistry {
-  private readonly sources = new Map<string, SessionStateSource[]>();
-  private readonly listeners = new Set<() => void>();
+  readonly #sources = new Map<string, SessionStateSource[]>();
+  readonly #listeners = new Set<() => void>();
 
   get(chatId: string): SessionStateSource | undefined {
-    return this.sources.get(chatId)?.at(-1);
+    return this.#sources.get(chatId)?.at(-1);
   }
 
   register(source: SessionStateSource): () => void {
-    const list = this.sources.get(source.chatId) ?? [];
+    const list = this.#sources.get(source.chatId) ?? [];
     list.push(source);
-    this.sources.set(source.chatId, list);
-    this.notify();
+    this.#sources.set(source.chatId, list);
+    this.#notify();
     return () => {
-      const current = this.sources.get(source.chatId) ?? [];
+      const current = this.#sources.get(source.chatId) ?? [];
       const remaining = current.filter((candidate) => candidate !== source);
-      if (remaining.length === 0) this.sources.delete(source.chatId);
-      else this.sources.set(source.chatId, remaining);
-      this.notify();
+      if (remaining.length === 0) this.#sources.delete(source.chatId);
+      else this.#sources.set(source.chatId, remaining);
+      this.#notify();
     };
   }
 
   /** Called when a chat id gains or loses its source. */
   subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
+    this.#listeners.add(listener);
     return () => {
-      this.listeners.delete(listener);
+      this.#listeners.delete(listener);
     };
   }
 
-  private notify(): void {
-    for (const listener of [...this.listeners]) listener();
+  #notify(): void {
+    for (const listener of [...this.#listeners]) listener();
   }
 }
 

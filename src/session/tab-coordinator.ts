@@ -30,59 +30,58 @@ const FRESH_BEATS = 3;
 export class TabCoordinator {
   readonly tabId = randomPartId().slice(0, 16);
   readonly mode: TabMode;
-  private owning = false;
-  private disposed = false;
-  private readonly locks: LockManagerLike | undefined;
-  private readonly channel: BroadcastChannelLike | undefined;
-  private releaseLock: (() => void) | undefined;
-  private readonly listeners = new Set<(message: TabMessage) => void>();
-  private readonly ownershipListeners = new Set<() => void>();
-  private ownerSeen: { tabId: string; at: number } | undefined;
-  private claim: { at: number; lost: boolean } | undefined;
-  private heartbeat: unknown;
-  private readonly heartbeatMs: number;
-  private readonly lockName: string;
+  #owning = false;
+  #disposed = false;
+  readonly #locks: LockManagerLike | undefined;
+  readonly #channel: BroadcastChannelLike | undefined;
+  #releaseLock: (() => void) | undefined;
+  readonly #listeners = new Set<(message: TabMessage) => void>();
+  readonly #ownershipListeners = new Set<() => void>();
+  #ownerSeen: { tabId: string; at: number } | undefined;
+  #claim: { at: number; lost: boolean } | undefined;
+  #heartbeat: unknown;
+  readonly #heartbeatMs: number;
+  readonly #lockName: string;
 
-  constructor(
-    chatId: string,
-    options: TabCoordinationOptions,
-    private readonly env: ClientEnvironment,
-  ) {
-    this.lockName = `durable-chat:${chatId}`;
-    this.heartbeatMs = options.heartbeatMs ?? 1000;
-    this.locks = options.locks === null ? undefined : (options.locks ?? defaultLocks());
+  readonly #env: ClientEnvironment;
+
+  constructor(chatId: string, options: TabCoordinationOptions, env: ClientEnvironment) {
+    this.#env = env;
+    this.#lockName = `durable-chat:${chatId}`;
+    this.#heartbeatMs = options.heartbeatMs ?? 1000;
+    this.#locks = options.locks === null ? undefined : (options.locks ?? defaultLocks());
     const createChannel =
       options.broadcastChannel === null ? undefined : (options.broadcastChannel ?? defaultBroadcastChannel());
-    this.channel = createChannel?.(this.lockName);
-    this.channel?.addEventListener('message', this.onChannelMessage);
-    this.mode = this.locks !== undefined ? 'locks' : this.channel !== undefined ? 'broadcast' : 'none';
+    this.#channel = createChannel?.(this.#lockName);
+    this.#channel?.addEventListener('message', this.#onChannelMessage);
+    this.mode = this.#locks !== undefined ? 'locks' : this.#channel !== undefined ? 'broadcast' : 'none';
   }
 
   /** True when a BroadcastChannel carries announcements between tabs. */
   get hasChannel(): boolean {
-    return this.channel !== undefined;
+    return this.#channel !== undefined;
   }
 
   /** True while this tab owns the chat's turn. */
   get isOwner(): boolean {
-    return this.owning;
+    return this.#owning;
   }
 
   /** Tries to own the turn now; false when another tab owns it. */
   async acquire(): Promise<boolean> {
-    if (this.owning || this.mode === 'none') return true;
-    if (this.mode === 'locks') return this.requestLock({ ifAvailable: true });
-    if (this.foreignOwnerIsFresh()) return false;
-    const claim = { at: this.env.now(), lost: false };
-    this.claim = claim;
-    this.post({ type: 'claim', tabId: this.tabId, at: claim.at });
-    await sleep(this.env, Math.max(20, this.heartbeatMs / 20));
-    if (this.claim === claim) this.claim = undefined;
-    if (claim.lost || this.disposed) return false;
-    this.setOwning(true);
+    if (this.#owning || this.mode === 'none') return true;
+    if (this.mode === 'locks') return this.#requestLock({ ifAvailable: true });
+    if (this.#foreignOwnerIsFresh()) return false;
+    const claim = { at: this.#env.now(), lost: false };
+    this.#claim = claim;
+    this.#post({ type: 'claim', tabId: this.tabId, at: claim.at });
+    await sleep(this.#env, Math.max(20, this.#heartbeatMs / 20));
+    if (this.#claim === claim) this.#claim = undefined;
+    if (claim.lost || this.#disposed) return false;
+    this.#setOwning(true);
     const beat = () => {
-      this.post({ type: 'heartbeat', tabId: this.tabId });
-      this.heartbeat = this.env.setTimeout(beat, this.heartbeatMs);
+      this.#post({ type: 'heartbeat', tabId: this.tabId });
+      this.#heartbeat = this.#env.setTimeout(beat, this.#heartbeatMs);
     };
     beat();
     return true;
@@ -90,113 +89,113 @@ export class TabCoordinator {
 
   /** Resolves true once this tab owns the turn (the owner finished or went away); false if `signal` aborts first. */
   async waitForOwnership(signal: AbortSignal): Promise<boolean> {
-    if (this.owning || this.mode === 'none') return true;
-    if (this.mode === 'locks') return this.requestLock({ signal });
-    while (!signal.aborted && !this.disposed) {
-      if (!this.foreignOwnerIsFresh() && (await this.acquire())) return true;
-      await sleep(this.env, this.heartbeatMs, signal).catch(() => undefined);
+    if (this.#owning || this.mode === 'none') return true;
+    if (this.mode === 'locks') return this.#requestLock({ signal });
+    while (!signal.aborted && !this.#disposed) {
+      if (!this.#foreignOwnerIsFresh() && (await this.acquire())) return true;
+      await sleep(this.#env, this.#heartbeatMs, signal).catch(() => undefined);
     }
     return false;
   }
 
   release(): void {
-    if (!this.owning) return;
-    this.setOwning(false);
-    this.releaseLock?.();
-    this.releaseLock = undefined;
-    if (this.heartbeat !== undefined) this.env.clearTimeout(this.heartbeat);
-    this.heartbeat = undefined;
-    if (this.mode === 'broadcast') this.post({ type: 'released', tabId: this.tabId });
+    if (!this.#owning) return;
+    this.#setOwning(false);
+    this.#releaseLock?.();
+    this.#releaseLock = undefined;
+    if (this.#heartbeat !== undefined) this.#env.clearTimeout(this.#heartbeat);
+    this.#heartbeat = undefined;
+    if (this.mode === 'broadcast') this.#post({ type: 'released', tabId: this.tabId });
   }
 
   announce(message: TabMessage): void {
-    this.post(message);
+    this.#post(message);
   }
 
   onMessage(listener: (message: TabMessage) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   onOwnershipChange(listener: () => void): () => void {
-    this.ownershipListeners.add(listener);
-    return () => this.ownershipListeners.delete(listener);
+    this.#ownershipListeners.add(listener);
+    return () => this.#ownershipListeners.delete(listener);
   }
 
   dispose(): void {
     this.release();
-    this.disposed = true;
-    this.channel?.removeEventListener('message', this.onChannelMessage);
-    this.channel?.close();
-    this.listeners.clear();
+    this.#disposed = true;
+    this.#channel?.removeEventListener('message', this.#onChannelMessage);
+    this.#channel?.close();
+    this.#listeners.clear();
   }
 
-  private requestLock(options: { ifAvailable?: boolean; signal?: AbortSignal }): Promise<boolean> {
-    const locks = this.locks;
+  #requestLock(options: { ifAvailable?: boolean; signal?: AbortSignal }): Promise<boolean> {
+    const locks = this.#locks;
     if (locks === undefined) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       locks
-        .request(this.lockName, options, (lock) => {
-          if (lock === null || this.disposed || this.owning) {
-            resolve(this.owning);
+        .request(this.#lockName, options, (lock) => {
+          if (lock === null || this.#disposed || this.#owning) {
+            resolve(this.#owning);
             return undefined;
           }
-          this.setOwning(true);
+          this.#setOwning(true);
           resolve(true);
           // The lock is held until this promise settles: on release(), or when the tab dies.
           return new Promise<void>((done) => {
-            this.releaseLock = done;
+            this.#releaseLock = done;
           });
         })
         .catch((error: unknown) => {
-          if (options.signal?.aborted !== true) this.env.warn(`tab lock request failed: ${String(error)}`);
+          if (options.signal?.aborted !== true) this.#env.warn(`tab lock request failed: ${String(error)}`);
           resolve(false);
         });
     });
   }
 
-  private foreignOwnerIsFresh(): boolean {
-    const seen = this.ownerSeen;
+  #foreignOwnerIsFresh(): boolean {
+    const seen = this.#ownerSeen;
     return (
       seen !== undefined &&
       seen.tabId !== this.tabId &&
-      this.env.now() - seen.at < this.heartbeatMs * FRESH_BEATS
+      this.#env.now() - seen.at < this.#heartbeatMs * FRESH_BEATS
     );
   }
 
-  private setOwning(owning: boolean): void {
-    if (this.owning === owning) return;
-    this.owning = owning;
-    for (const listener of [...this.ownershipListeners]) listener();
+  #setOwning(owning: boolean): void {
+    if (this.#owning === owning) return;
+    this.#owning = owning;
+    for (const listener of [...this.#ownershipListeners]) listener();
   }
 
-  private post(message: TabMessage): void {
-    if (this.disposed) return;
+  #post(message: TabMessage): void {
+    if (this.#disposed) return;
     try {
-      this.channel?.postMessage(message);
+      this.#channel?.postMessage(message);
     } catch (error) {
-      this.env.warn(`could not post to the other tabs: ${String(error)}`);
+      this.#env.warn(`could not post to the other tabs: ${String(error)}`);
     }
   }
 
-  private readonly onChannelMessage = (event: MessageEvent): void => {
+  readonly #onChannelMessage = (event: MessageEvent): void => {
     const message = parseTabMessage(event.data);
     if (message === undefined || message.tabId === this.tabId) return;
     if (message.type === 'heartbeat' || message.type === 'turn-started') {
-      this.ownerSeen = { tabId: message.tabId, at: this.env.now() };
-      if (this.claim !== undefined) this.claim.lost = true;
+      this.#ownerSeen = { tabId: message.tabId, at: this.#env.now() };
+      if (this.#claim !== undefined) this.#claim.lost = true;
     } else if (message.type === 'claim') {
-      if (this.owning && this.mode === 'broadcast') this.post({ type: 'heartbeat', tabId: this.tabId });
-      const mine = this.claim;
+      if (this.#owning && this.mode === 'broadcast') this.#post({ type: 'heartbeat', tabId: this.tabId });
+      const mine = this.#claim;
       if (
         mine !== undefined &&
         (message.at < mine.at || (message.at === mine.at && message.tabId < this.tabId))
       ) {
         mine.lost = true;
       }
-    } else if (message.type === 'released' && this.ownerSeen?.tabId === message.tabId) {
-      this.ownerSeen = undefined;
+    } else if (message.type === 'released' && this.#ownerSeen?.tabId === message.tabId) {
+      this.#ownerSeen = undefined;
     }
-    for (const listener of [...this.listeners]) listener(message);
+    for (const listener of [...this.#listeners]) listener(message);
   };
 }

@@ -3,7 +3,7 @@ import { noteTabState } from '../client/inspection.js';
 import { type PersistedChatRecord, parsePersistedRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
 // Framework-free, kept in react/ while the turn-ledger work changes it (CONTRIBUTING.md, imports).
-import { adoptPersistedRecord } from '../react/adopt-persisted-record.js';
+import { adoptPersistedRecord } from './adopt-persisted-record.js';
 import type { ResolvedPersistence } from './browser-persistence.js';
 import type { RemoteTurn, TabState } from './chat-session-options.js';
 import type { TabCoordinator } from './tab-coordinator.js';
@@ -125,61 +125,64 @@ export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
  * stands is one `TabPhase`, moved only through `nextTabPhase`.
  */
 export class TabLife<UI_MESSAGE extends UIMessage> {
-  private phase: TabPhase = { type: 'idle' };
-  private openStreams = 0;
+  #phase: TabPhase = { type: 'idle' };
+  #openStreams = 0;
   /** Resumes asked for whose stream has not reached the chat yet (`resumeStarted`). */
-  private pendingResumes = 0;
+  #pendingResumes = 0;
   /** A follow's wait for the lock (see `nextTabPhase`: it may outlive `following`). */
-  private watch: AbortController | undefined;
-  private readonly cleanups: (() => void)[] = [];
-  private published: TabState | undefined;
+  #watch: AbortController | undefined;
+  readonly #cleanups: (() => void)[] = [];
+  #published: TabState | undefined;
   /** A send waiting for an owner that is letting go; another tab's new turn ends the wait. */
-  private grace: AbortController | undefined;
+  #grace: AbortController | undefined;
   /** Settles once this tab knows whether another tab owns the live turn it found (see `follow`). */
-  private ownerKnown: Promise<void> = Promise.resolve();
+  #ownerKnown: Promise<void> = Promise.resolve();
   /** The record's first load, then `ownerKnown`: what `whenOwnerKnown` waits for. */
-  private readonly loaded: Promise<void>;
+  readonly #loaded: Promise<void>;
   /**
    * Held from the first turn this tab follows until it owns one: the shared record is the
    * owner's to write. A follower's view trails the owner's, so its writes would put the record
    * back (an ended turn live again, an older cursor), and a tab loading that record (a reload)
    * would replay the ended turn as its own: save it, even append to it.
    */
-  private recordHold: (() => void) | undefined;
+  #recordHold: (() => void) | undefined;
 
-  constructor(private readonly options: TabLifeOptions<UI_MESSAGE>) {
+  readonly #options: TabLifeOptions<UI_MESSAGE>;
+
+  constructor(options: TabLifeOptions<UI_MESSAGE>) {
+    this.#options = options;
     const { client, coordinator } = options;
     if (coordinator !== undefined) {
-      this.cleanups.push(
+      this.#cleanups.push(
         coordinator.onMessage((message) => {
           if (message.type === 'turn-started') {
             // Another tab started a turn: a send of this tab waiting for the lock has lost the race.
-            this.grace?.abort();
-            void this.onAnnouncement(message.message as UI_MESSAGE | undefined);
-          } else if (message.type === 'turn-finished' && !this.disposed())
+            this.#grace?.abort();
+            void this.#onAnnouncement(message.message as UI_MESSAGE | undefined);
+          } else if (message.type === 'turn-finished' && !this.#disposed())
             options.onRemoteFinish(message.message as UI_MESSAGE);
         }),
-        coordinator.onOwnershipChange(() => this.publish()),
+        coordinator.onOwnershipChange(() => this.#publish()),
       );
     }
-    this.cleanups.push(
+    this.#cleanups.push(
       client.store.subscribe((next, previous) => {
         if (next.turnLive || !previous.turnLive) return;
-        this.move({ type: 'ended' });
+        this.#move({ type: 'ended' });
         this.settle();
-        this.publish();
+        this.#publish();
       }),
     );
-    this.listenToStorage();
-    this.loaded = client.ready().then(
+    this.#listenToStorage();
+    this.#loaded = client.ready().then(
       () => {
         const state = client.getState();
         // A live turn at mount: the chat resumes it; meanwhile, see whether its owner is still here.
-        if (state.turnLive && !state.closed && !this.disposed()) this.follow(undefined, false);
+        if (state.turnLive && !state.closed && !this.#disposed()) this.#follow(undefined, false);
       },
       (error: unknown) => options.warn(`could not load the chat's record: ${String(error)}`),
     );
-    this.publish();
+    this.#publish();
   }
 
   /**
@@ -187,12 +190,12 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * `following` says so): at once with Web Locks, after the claim window with the lease.
    */
   async whenOwnerKnown(): Promise<void> {
-    await this.loaded;
-    await this.ownerKnown;
+    await this.#loaded;
+    await this.#ownerKnown;
   }
 
   addCleanup(cleanup: () => void): void {
-    this.cleanups.push(cleanup);
+    this.#cleanups.push(cleanup);
   }
 
   /**
@@ -200,17 +203,17 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * that starts a new turn meanwhile: its announcement ends the wait, the send is refused).
    */
   async acquire(): Promise<boolean> {
-    const { coordinator } = this.options;
+    const { coordinator } = this.#options;
     if (coordinator === undefined) return true;
-    if (await coordinator.acquire()) return this.ownsTurn();
+    if (await coordinator.acquire()) return this.#ownsTurn();
     const grace = new AbortController();
-    this.grace = grace;
+    this.#grace = grace;
     const timer = setTimeout(() => grace.abort(), ACQUIRE_GRACE_MS);
     try {
-      return (await coordinator.waitForOwnership(grace.signal)) && this.ownsTurn();
+      return (await coordinator.waitForOwnership(grace.signal)) && this.#ownsTurn();
     } finally {
       clearTimeout(timer);
-      if (this.grace === grace) this.grace = undefined;
+      if (this.#grace === grace) this.#grace = undefined;
     }
   }
 
@@ -220,27 +223,27 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * that went away mid-turn.
    */
   settle(): void {
-    if (this.phase.type !== 'owning' || !this.mayRelease()) return;
-    this.move({ type: 'settled' });
-    const releasing = this.phase;
+    if (this.#phase.type !== 'owning' || !this.#mayRelease()) return;
+    this.#move({ type: 'settled' });
+    const releasing = this.#phase;
     const written = () => {
       // Disposed meanwhile (the coordinator let go already).
-      if (this.phase !== releasing) return;
-      const mayRelease = this.mayRelease();
-      this.move({ type: 'written', mayRelease });
+      if (this.#phase !== releasing) return;
+      const mayRelease = this.#mayRelease();
+      this.#move({ type: 'written', mayRelease });
       if (!mayRelease) return;
-      this.options.coordinator?.release();
-      this.publish();
+      this.#options.coordinator?.release();
+      this.#publish();
     };
-    this.options.client.flushPersistence().then(written, written);
+    this.#options.client.flushPersistence().then(written, written);
   }
 
   /** Nothing of the turn is left on this page (read in `owning` and `releasing`). */
-  private mayRelease(): boolean {
-    const { coordinator, client } = this.options;
-    if (coordinator === undefined || !coordinator.isOwner || this.options.busy() || this.openStreams > 0)
+  #mayRelease(): boolean {
+    const { coordinator, client } = this.#options;
+    if (coordinator === undefined || !coordinator.isOwner || this.#options.busy() || this.#openStreams > 0)
       return false;
-    const { phase } = this;
+    const phase = this.#phase;
     const heldForTurn =
       phase.type === 'trailing' ||
       ((phase.type === 'owning' || phase.type === 'releasing') && phase.heldForTurn);
@@ -248,88 +251,88 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   }
 
   /** This tab drives a turn now: the record is its to write again. */
-  private ownsTurn(): true {
-    this.granted();
-    this.releaseRecord();
+  #ownsTurn(): true {
+    this.#granted();
+    this.#releaseRecord();
     return true;
   }
 
   /** The coordinator gave this tab the lock (with mode `none` there is none to hold). */
-  private granted(): void {
-    if (this.options.coordinator?.isOwner === true) this.move({ type: 'granted' });
+  #granted(): void {
+    if (this.#options.coordinator?.isOwner === true) this.#move({ type: 'granted' });
   }
 
   /** Keeps ownership until the live turn has ended (an action's output, a takeover), not just until the send returns. */
   holdForTurn(): void {
-    if (this.options.coordinator?.isOwner === true) this.move({ type: 'hold' });
+    if (this.#options.coordinator?.isOwner === true) this.#move({ type: 'hold' });
   }
 
   streamOpened(): () => void {
-    this.openStreams += 1;
+    this.#openStreams += 1;
     let closed = false;
     return () => {
       if (closed) return;
       closed = true;
-      this.openStreams -= 1;
+      this.#openStreams -= 1;
       this.settle();
     };
   }
 
   /** A resume was asked for; the returned function is called once its request is over. */
   resumeStarted(): () => void {
-    this.pendingResumes += 1;
+    this.#pendingResumes += 1;
     let over = false;
     return () => {
       if (over) return;
       over = true;
-      this.pendingResumes -= 1;
+      this.#pendingResumes -= 1;
       this.settle();
     };
   }
 
   announce(message: UI_MESSAGE | undefined): void {
-    const { coordinator, client } = this.options;
+    const { coordinator, client } = this.#options;
     if (coordinator === undefined) return;
     // The record is saved first, so a tab that hears the news reads the new turn's cursor.
     client.flushPersistence().then(
       () => coordinator.announce({ type: 'turn-started', tabId: coordinator.tabId, message }),
-      (error: unknown) => this.options.warn(`could not save before announcing the turn: ${String(error)}`),
+      (error: unknown) => this.#options.warn(`could not save before announcing the turn: ${String(error)}`),
     );
   }
 
   /** Tells the other tabs how this tab's reply ended. */
   announceFinished(message: UI_MESSAGE): void {
-    const { coordinator } = this.options;
+    const { coordinator } = this.#options;
     coordinator?.announce({ type: 'turn-finished', tabId: coordinator.tabId, message });
   }
 
   dispose(): void {
-    this.move({ type: 'dispose' });
-    this.watch?.abort();
-    this.watch = undefined;
-    for (const cleanup of this.cleanups.splice(0)) cleanup();
-    this.options.coordinator?.dispose();
+    this.#move({ type: 'dispose' });
+    this.#watch?.abort();
+    this.#watch = undefined;
+    for (const cleanup of this.#cleanups.splice(0)) cleanup();
+    this.#options.coordinator?.dispose();
   }
 
-  private async onAnnouncement(message: UI_MESSAGE | undefined): Promise<void> {
-    if (this.disposed() || this.options.coordinator?.isOwner === true) return;
-    await this.rereadRecord();
-    if (this.disposed()) return;
-    this.follow(message, true);
+  async #onAnnouncement(message: UI_MESSAGE | undefined): Promise<void> {
+    if (this.#disposed() || this.#options.coordinator?.isOwner === true) return;
+    await this.#rereadRecord();
+    if (this.#disposed()) return;
+    this.#follow(message, true);
   }
 
-  private adopt(raw: unknown): boolean {
-    const { client } = this.options;
+  #adopt(raw: unknown): boolean {
+    const { client } = this.#options;
     const record = parsePersistedRecord(raw, client.chatId);
     if (typeof record === 'string') {
-      this.options.warn(`ignoring a record another tab wrote for chat ${client.chatId} (${record})`);
+      this.#options.warn(`ignoring a record another tab wrote for chat ${client.chatId} (${record})`);
       return false;
     }
     return adoptPersistedRecord(client, record);
   }
 
-  private follow(message: UI_MESSAGE | undefined, showInChat: boolean): void {
-    const { client, coordinator } = this.options;
+  #follow(message: UI_MESSAGE | undefined, showInChat: boolean): void {
+    const { client, coordinator } = this.#options;
     if (
       client.getState().closed ||
       coordinator === undefined ||
@@ -337,22 +340,22 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       coordinator.isOwner
     )
       return;
-    this.move({ type: 'announced' });
-    this.recordHold ??= client.holdPersistence();
-    this.publish();
-    if (showInChat) this.options.onRemoteTurn({ message });
-    if (this.watch !== undefined) return;
+    this.#move({ type: 'announced' });
+    this.#recordHold ??= client.holdPersistence();
+    this.#publish();
+    if (showInChat) this.#options.onRemoteTurn({ message });
+    if (this.#watch !== undefined) return;
     const watch = new AbortController();
-    this.watch = watch;
+    this.#watch = watch;
     // Whether another tab owns the turn is known at once with Web Locks, after the claim window
     // with the lease; until then `ownerKnown` is pending (a resume decides then whether it follows).
     // The record says whether the turn is still live: the owner writes it before it lets go.
     const owned = async (granted: boolean) => {
-      if (this.watch === watch) this.watch = undefined;
-      if (!granted || this.disposed()) return;
-      this.granted();
-      this.publish();
-      this.takeOver(await this.readRecord());
+      if (this.#watch === watch) this.#watch = undefined;
+      if (!granted || this.#disposed()) return;
+      this.#granted();
+      this.#publish();
+      this.#takeOver(await this.#readRecord());
     };
     // Settles once `following` says whether the turn is another tab's (a free lock is taken
     // first), and a turn this tab then drives is taken over.
@@ -363,32 +366,32 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       },
       () => false,
     );
-    this.ownerKnown = known.then(() => undefined);
+    this.#ownerKnown = known.then(() => undefined);
     void known.then((granted) => {
       if (!granted) void coordinator.waitForOwnership(watch.signal).then(owned);
     });
   }
 
   /** Adopts the record as it is now (another tab wrote it last). */
-  private async rereadRecord(): Promise<void> {
-    const record = await this.readRecord();
-    if (record !== undefined) adoptPersistedRecord(this.options.client, record);
+  async #rereadRecord(): Promise<void> {
+    const record = await this.#readRecord();
+    if (record !== undefined) adoptPersistedRecord(this.#options.client, record);
   }
 
   /** The record as another tab wrote it last (undefined when there is none or it is unusable). */
-  private async readRecord(): Promise<PersistedChatRecord | undefined> {
-    const { client, persistence } = this.options;
+  async #readRecord(): Promise<PersistedChatRecord | undefined> {
+    const { client, persistence } = this.#options;
     let raw: unknown;
     try {
       raw = await persistence.adapter?.load(client.chatId);
     } catch (error) {
-      this.options.warn(`could not read the record another tab wrote: ${String(error)}`);
+      this.#options.warn(`could not read the record another tab wrote: ${String(error)}`);
       return undefined;
     }
     if (raw === undefined || raw === null) return undefined;
     const record = parsePersistedRecord(raw, client.chatId);
     if (typeof record === 'object') return record;
-    this.options.warn(`ignoring a record another tab wrote for chat ${client.chatId} (${record})`);
+    this.#options.warn(`ignoring a record another tab wrote for chat ${client.chatId} (${record})`);
     return undefined;
   }
 
@@ -401,29 +404,29 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * to the owners, keeps the lock only while it reads the turn to its end, and, reading nothing,
    * takes the record's word for it.
    */
-  private takeOver(record: PersistedChatRecord | undefined): void {
-    if (this.disposed()) return;
-    const { client, hasChat } = this.options;
+  #takeOver(record: PersistedChatRecord | undefined): void {
+    if (this.#disposed()) return;
+    const { client, hasChat } = this.#options;
     const live = client.getState().turnLive && hasChat();
     const ended = record !== undefined && (!record.turnLive || record.closed);
     // No other tab drives the turn: this tab's view is the newest there is.
-    if (!ended) this.releaseRecord();
+    if (!ended) this.#releaseRecord();
     if (live && !ended) {
-      this.move({ type: 'hold' });
-      if (this.openStreams === 0) this.options.onRemoteTurn({ message: undefined });
-    } else if (live && this.openStreams + this.pendingResumes > 0) this.move({ type: 'trail' });
-    else if (ended && this.openStreams + this.pendingResumes === 0) adoptPersistedRecord(client, record);
+      this.#move({ type: 'hold' });
+      if (this.#openStreams === 0) this.#options.onRemoteTurn({ message: undefined });
+    } else if (live && this.#openStreams + this.#pendingResumes > 0) this.#move({ type: 'trail' });
+    else if (ended && this.#openStreams + this.#pendingResumes === 0) adoptPersistedRecord(client, record);
     this.settle();
-    this.publish();
+    this.#publish();
   }
 
-  private releaseRecord(): void {
-    this.recordHold?.();
-    this.recordHold = undefined;
+  #releaseRecord(): void {
+    this.#recordHold?.();
+    this.#recordHold = undefined;
   }
 
-  private listenToStorage(): void {
-    const { persistence, client, coordinator } = this.options;
+  #listenToStorage(): void {
+    const { persistence, client, coordinator } = this.#options;
     const web = persistence.webStorage;
     const target = (globalThis as { window?: EventTarget }).window;
     if (web === undefined || target?.addEventListener === undefined) return;
@@ -432,21 +435,21 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       const { key: changed, newValue, storageArea } = event as StorageEvent;
       if (changed !== key || newValue === null || (storageArea !== null && storageArea !== web.area()))
         return;
-      const startsTurn = this.adopt(newValue);
+      const startsTurn = this.#adopt(newValue);
       // With a BroadcastChannel the announcement (which carries the user's message) follows.
-      if (startsTurn && coordinator?.hasChannel === false) this.follow(undefined, true);
+      if (startsTurn && coordinator?.hasChannel === false) this.#follow(undefined, true);
     };
     target.addEventListener('storage', onStorage);
-    this.cleanups.push(() => target.removeEventListener('storage', onStorage));
+    this.#cleanups.push(() => target.removeEventListener('storage', onStorage));
   }
 
   /** Moves along the table of `nextTabPhase`. */
-  private move(event: TabEvent): void {
-    this.phase = nextTabPhase(this.phase, event);
+  #move(event: TabEvent): void {
+    this.#phase = nextTabPhase(this.#phase, event);
   }
 
-  private disposed(): boolean {
-    return this.phase.type === 'disposed';
+  #disposed(): boolean {
+    return this.#phase.type === 'disposed';
   }
 
   /**
@@ -454,26 +457,26 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * read that tab's ended turn to its end (`trailing`). A resume is then shown read-only.
    */
   showsOtherTabsTurn(): boolean {
-    return this.phase.type === 'following' || this.phase.type === 'trailing';
+    return this.#phase.type === 'following' || this.#phase.type === 'trailing';
   }
 
   /** Where this tab stands (see `TabPhase`). */
   get currentPhase(): TabPhase {
-    return this.phase;
+    return this.#phase;
   }
 
-  private publish(): void {
-    const { coordinator } = this.options;
+  #publish(): void {
+    const { coordinator } = this.#options;
     const state: TabState = {
       mode: coordinator?.mode ?? 'none',
       owner: coordinator?.isOwner ?? false,
-      following: this.phase.type === 'following',
+      following: this.#phase.type === 'following',
     };
-    const last = this.published;
+    const last = this.#published;
     if (last?.mode === state.mode && last.owner === state.owner && last.following === state.following) return;
-    this.published = state;
-    this.options.onTabState(state);
-    const { client } = this.options;
+    this.#published = state;
+    this.#options.onTabState(state);
+    const { client } = this.#options;
     noteTabState(client, state, client.environment.now());
   }
 }

@@ -25,45 +25,48 @@ const isBusy = (status: ChatStatus) => status === 'submitted' || status === 'str
  */
 export class TurnFollow<UI_MESSAGE extends UIMessage> {
   /** A request of the chat is being shown (its resume, or a followed turn's). */
-  private resuming = false;
+  #resuming = false;
   /** Another tab's final reply, applied once this chat is idle. */
-  private remoteFinal: UI_MESSAGE | undefined;
+  #remoteFinal: UI_MESSAGE | undefined;
   /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
-  private pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
-  private attached = false;
+  #pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
+  #attached = false;
   /** The status `observe` saw last (`clearError` is told by error → ready). */
-  private previousStatus: ChatStatus | undefined;
-  private wasBusy: boolean | undefined;
+  #previousStatus: ChatStatus | undefined;
+  #wasBusy: boolean | undefined;
   /** The request in progress is this tab's own (no followed request was in flight when it began). */
-  private ownRequest = false;
+  #ownRequest = false;
   /** `handle.followedResumes` when the request began: a resume found to follow moves it. */
-  private resumesAtStart = 0;
+  #resumesAtStart = 0;
 
-  constructor(
-    private readonly handle: ChatSessionHandle<UI_MESSAGE>,
-    private readonly chat: () => FollowableChat<UI_MESSAGE>,
-  ) {}
+  readonly #handle: ChatSessionHandle<UI_MESSAGE>;
+  readonly #chat: () => FollowableChat<UI_MESSAGE>;
+
+  constructor(handle: ChatSessionHandle<UI_MESSAGE>, chat: () => FollowableChat<UI_MESSAGE>) {
+    this.#handle = handle;
+    this.#chat = chat;
+  }
 
   /** Shows other tabs' turns in the chat from now on; returns the detach. */
   attach(): () => void {
-    const { handle } = this;
-    const show = (turn: RemoteTurn<UI_MESSAGE>) => this.show(turn);
+    const handle = this.#handle;
+    const show = (turn: RemoteTurn<UI_MESSAGE>) => this.#show(turn);
     const onRemoteFinish = (message: UI_MESSAGE) => {
-      this.remoteFinal = message;
-      this.applyRemoteFinal();
+      this.#remoteFinal = message;
+      this.#applyRemoteFinal();
     };
     // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
     const onResumeMessage = (message: UI_MESSAGE) => {
-      const current = this.chat();
+      const current = this.#chat();
       if (!current.messages.some((existing) => existing.id === message.id))
         current.setMessages([...current.messages, message]);
     };
     handle.remoteTurnHandler = show;
     handle.remoteFinishHandler = onRemoteFinish;
     handle.resumeMessageHandler = onResumeMessage;
-    this.attached = true;
+    this.#attached = true;
     return () => {
-      this.attached = false;
+      this.#attached = false;
       if (handle.resumeMessageHandler === onResumeMessage) handle.resumeMessageHandler = undefined;
       if (handle.remoteTurnHandler === show) handle.remoteTurnHandler = undefined;
       if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;
@@ -77,57 +80,57 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
    * final form.
    */
   observe(): void {
-    const { handle } = this;
-    const current = this.chat();
-    const previous = this.previousStatus ?? current.status;
-    this.previousStatus = current.status;
+    const handle = this.#handle;
+    const current = this.#chat();
+    const previous = this.#previousStatus ?? current.status;
+    this.#previousStatus = current.status;
     if (previous === 'error' && current.status === 'ready' && current.error === undefined)
       handle.activity.clearError();
     const busy = isBusy(current.status);
-    if (busy === this.wasBusy) {
+    if (busy === this.#wasBusy) {
       // Idle again without a busy status seen in between (a refused send's `submitted` → `error`
       // can come between two renders): what waited for the chat to be idle is applied now.
-      if (!busy && this.attached) this.whenIdle();
+      if (!busy && this.#attached) this.#whenIdle();
       return;
     }
-    this.wasBusy = busy;
+    this.#wasBusy = busy;
     if (busy) {
-      if (handle.followedRequests === 0) this.ownRequest = true;
-      this.resumesAtStart = handle.followedResumes;
+      if (handle.followedRequests === 0) this.#ownRequest = true;
+      this.#resumesAtStart = handle.followedResumes;
       return;
     }
-    if (this.attached) this.whenIdle();
-    if (!this.ownRequest) return;
-    this.ownRequest = false;
-    if (handle.followedResumes !== this.resumesAtStart) return; // it showed another tab's turn
-    const latest = this.chat();
+    if (this.#attached) this.#whenIdle();
+    if (!this.#ownRequest) return;
+    this.#ownRequest = false;
+    if (handle.followedResumes !== this.#resumesAtStart) return; // it showed another tab's turn
+    const latest = this.#chat();
     const last = latest.messages.at(-1);
     if (latest.status === 'ready' && last?.role === 'assistant') handle.announceFinished(last);
   }
 
-  private show(turn: RemoteTurn<UI_MESSAGE>): void {
-    const { handle } = this;
-    const current = this.chat();
-    if (this.resuming || isBusy(current.status)) {
-      this.pendingTurn = turn;
+  #show(turn: RemoteTurn<UI_MESSAGE>): void {
+    const handle = this.#handle;
+    const current = this.#chat();
+    if (this.#resuming || isBusy(current.status)) {
+      this.#pendingTurn = turn;
       return;
     }
-    this.pendingTurn = undefined;
+    this.#pendingTurn = undefined;
     const { message } = turn;
     // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
     let messages = handle.withoutRefused(current.messages);
     if (message !== undefined && !messages.some((existing) => existing.id === message.id))
       messages = [...messages, message];
     if (messages !== current.messages) current.setMessages(messages);
-    this.resuming = true;
+    this.#resuming = true;
     // A turn this tab took over (its owner went away; or it was this page's own before a
     // reload) is this tab's to answer, as in useDurableChat; another tab's turn is followed.
     const followed = !handle.getTabState().owner;
     if (followed) handle.followedRequests += 1;
     const done = () => {
-      this.resuming = false;
+      this.#resuming = false;
       if (followed) handle.followedRequests -= 1;
-      this.whenIdle();
+      this.#whenIdle();
     };
     current.resumeStream().then(done, (error: unknown) => {
       done();
@@ -136,24 +139,24 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
   }
 
   /** The chat is idle: a turn announced meanwhile is shown, a refused send leaves, a final reply applies. */
-  private whenIdle(): void {
-    const current = this.chat();
-    if (this.resuming || isBusy(current.status)) return;
-    if (this.pendingTurn !== undefined) {
-      this.show(this.pendingTurn);
+  #whenIdle(): void {
+    const current = this.#chat();
+    if (this.#resuming || isBusy(current.status)) return;
+    if (this.#pendingTurn !== undefined) {
+      this.#show(this.#pendingTurn);
       return;
     }
-    const messages = this.handle.withoutRefused(current.messages);
+    const messages = this.#handle.withoutRefused(current.messages);
     if (messages !== current.messages) current.setMessages(messages);
-    this.applyRemoteFinal();
+    this.#applyRemoteFinal();
   }
 
   /** Replaces this tab's copy of a reply with the owner's final one (same id), once idle. */
-  private applyRemoteFinal(): void {
-    const current = this.chat();
-    const message = this.remoteFinal;
-    if (message === undefined || this.resuming || isBusy(current.status)) return;
-    this.remoteFinal = undefined;
+  #applyRemoteFinal(): void {
+    const current = this.#chat();
+    const message = this.#remoteFinal;
+    if (message === undefined || this.#resuming || isBusy(current.status)) return;
+    this.#remoteFinal = undefined;
     const index = current.messages.findIndex((existing) => existing.id === message.id);
     if (index === -1) return;
     const messages = [...current.messages];
