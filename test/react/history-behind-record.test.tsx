@@ -2,6 +2,7 @@
 import { waitFor as waitForDom } from '@testing-library/react';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionEvent } from '../../src/client/events.js';
 import { type HistoryCursor, historyCursor } from '../../src/client/history-cursor.js';
 import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
@@ -26,7 +27,8 @@ import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 //
 // Both React paths behave alike (the rule is `withHistoryCursor`'s, src/client); on the plain
 // path the example saves on every status change, which narrows the window: its 96 runs passed.
-// `it.fails`: these pass while the defect is there. Drop `.fails` with the fix.
+// Fixed: a stored record further along whose turn is over no longer wins; the chat reads on from
+// the transcript's cursor (src/client/history-cursor.ts, `storedWins`).
 let server: DevServer;
 beforeAll(async () => {
   server = await startEchoServer();
@@ -36,7 +38,7 @@ afterAll(async () => {
 });
 
 describe('historyCursor behind this browser’s record, the turn in between ended', () => {
-  it.fails('useDurableChat: the reply the transcript lacks shows, once, after it', async () => {
+  it('useDurableChat: the reply the transcript lacks shows, once, after it', async () => {
     const chatId = nextChatId('history-behind');
     const records = new Map<string, PersistedChatRecord>();
     const first = mountChat(chatOptions(server, chatId, records, { retry: undefined }));
@@ -69,7 +71,7 @@ describe('historyCursor behind this browser’s record, the turn in between ende
     second.unmount();
   });
 
-  it.fails('useChat + useChatSession + useFollowTurns: the same', async () => {
+  it('useChat + useChatSession + useFollowTurns: the same', async () => {
     const chatId = nextChatId('history-behind-plain');
     const records = new Map<string, PersistedChatRecord>();
     const first = mountPlainChat({
@@ -95,5 +97,48 @@ describe('historyCursor behind this browser’s record, the turn in between ende
     await waitForDom(() => expect(second.transcript()).toContain('assistant: Echo: two'), { timeout: 2_000 });
     expect(second.transcript().filter((line) => line === 'assistant: Echo: two')).toHaveLength(1);
     second.unmount();
+  });
+
+  it('useDurableChat: the cursor trimmed meanwhile (two turns later): the transcript stays as saved, and the chat says so', async () => {
+    // Trims at once: two turns after the cursor, `.out` no longer holds the turn after it.
+    const trimming = await startEchoServer({ trimDelayMs: 0 });
+    try {
+      const chatId = nextChatId('history-behind-trimmed');
+      const records = new Map<string, PersistedChatRecord>();
+      const first = mountChat(chatOptions(trimming, chatId, records, { retry: undefined }));
+      await first.run((current) => current.sendMessage({ text: 'one' }));
+      await waitForDom(() => expect(first.current.status).toBe('ready'));
+      await waitForDom(() => expect(first.current.session.source.getState().turnLive).toBe(false));
+      const saved: { messages: UIMessage[]; cursor: HistoryCursor } = structuredClone({
+        messages: first.current.messages,
+        cursor: historyCursor(first.current.session.source.getState()),
+      });
+      for (const text of ['two', 'three']) {
+        await first.run((current) => current.sendMessage({ text }));
+        await waitForDom(() => expect(first.current.status).toBe('ready'));
+        await waitForDom(() => expect(first.current.session.source.getState().turnLive).toBe(false));
+      }
+      first.unmount();
+
+      const events: SessionEvent[] = [];
+      const second = mountChat(
+        chatOptions(trimming, chatId, records, {
+          retry: undefined,
+          messages: saved.messages,
+          historyCursor: saved.cursor,
+          onEvent: (event) => events.push(event),
+        }),
+      );
+      await waitForDom(() => expect(events.map((event) => event.type)).toContain('trimmed-cursor'), {
+        timeout: 2_000,
+      });
+      await waitForDom(() => expect(second.current.session.source.getState().turnLive).toBe(false));
+      expect(second.current.status).toBe('ready');
+      // Nothing after the cursor is made up: no later turn is shown as the one that is gone.
+      expect(second.transcript()).toEqual(['user: one', 'assistant: Echo: one']);
+      second.unmount();
+    } finally {
+      await trimming.close();
+    }
   });
 });
