@@ -133,9 +133,12 @@ export function useFollowTurns<UI_MESSAGE extends UIMessage>(
     handle.remoteTurnHandler = show;
     handle.remoteFinishHandler = onRemoteFinish;
     handle.resumeMessageHandler = onResumeMessage;
+    const shownMessages = () => latest.current.messages;
+    handle.shownMessagesHandler = shownMessages;
     applyPending.current = whenIdle;
     return () => {
       applyPending.current = () => {};
+      if (handle.shownMessagesHandler === shownMessages) handle.shownMessagesHandler = undefined;
       if (handle.resumeMessageHandler === onResumeMessage) handle.resumeMessageHandler = undefined;
       if (handle.remoteTurnHandler === show) handle.remoteTurnHandler = undefined;
       if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;
