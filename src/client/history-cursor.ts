@@ -79,10 +79,27 @@ function chatIdOfKey(key: string): string {
 const further = (a: number | undefined, b: number | undefined) => (a ?? -1) > (b ?? -1);
 
 /**
- * The record the chat starts from: the stored one when it is at least as far along as the
- * transcript, else one at the transcript's cursor that reads on from there as a turn that
- * may be live (its token kept when it is for the same session). Nothing to seed without a
- * session: a transcript saved before the session started has nothing on `.out` to follow.
+ * The stored record of the same session is the one to start from: it is where the transcript
+ * ends (nothing between them), or its turn is still live or stopped here (its own bookkeeping
+ * resumes it; the transcript's cursor is that turn's start at the latest when it was saved
+ * mid-turn).
+ */
+function storedWins(stored: PersistedChatRecord, saved: HistoryCursor): boolean {
+  if (further(saved.cursor, stored.lastEventId)) return false;
+  if (!further(stored.lastEventId, saved.cursor)) return true;
+  return stored.turnLive || stored.stoppedTurn !== undefined;
+}
+
+/**
+ * The record the chat starts from: the stored one when it is where the transcript ends (or
+ * its turn is live, see `storedWins`), else one at the transcript's cursor that reads on
+ * from there as a turn that may be live (its token kept when it is for the same session).
+ * A stored record further along whose turn is over does not win: the transcript was saved
+ * before that turn ended (another tab's `onFinish` had not saved again yet), so the turn
+ * after the cursor is read again and shown (a partial reply in the transcript replaced by
+ * id); when that cursor was trimmed meanwhile, the read ends empty and says so
+ * (`trimmed-cursor`). Nothing to seed without a session: a transcript saved before the
+ * session started has nothing on `.out` to follow.
  */
 function seededRecord(
   stored: PersistedChatRecord | undefined,
@@ -91,7 +108,7 @@ function seededRecord(
   if (saved.sessionId === undefined) return undefined;
   if (stored?.closed === true) return undefined;
   const sameSession = stored?.sessionId === undefined || stored.sessionId === saved.sessionId;
-  if (stored !== undefined && sameSession && !further(saved.cursor, stored.lastEventId)) return undefined;
+  if (stored !== undefined && sameSession && storedWins(stored, saved)) return undefined;
   return {
     version: 1,
     chatId: saved.chatId,

@@ -109,8 +109,11 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     this.#handle.remoteTurnHandler = onRemoteTurn;
     this.#handle.remoteFinishHandler = onRemoteFinish;
     this.#handle.resumeMessageHandler = onResumeMessage;
+    const shownMessages = () => this.chat.messages;
+    this.#handle.shownMessagesHandler = shownMessages;
     return () => {
       this.#shown = false;
+      if (this.#handle.shownMessagesHandler === shownMessages) this.#handle.shownMessagesHandler = undefined;
       if (this.#handle.resumeMessageHandler === onResumeMessage)
         this.#handle.resumeMessageHandler = undefined;
       if (this.#handle.remoteTurnHandler === onRemoteTurn) this.#handle.remoteTurnHandler = undefined;

@@ -104,6 +104,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
    * chat, with the user message that turn answers (when known); the chat adds it if missing.
    */
   resumeMessageHandler: ((message: UI_MESSAGE) => void) | undefined;
+  /** Set by `useDurableChat` / `useFollowTurns`: the messages the chat shows now. */
+  shownMessagesHandler: (() => UI_MESSAGE[]) | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
   readonly #clock: PacingClock;
   /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
@@ -456,6 +458,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         if (message?.role === 'user') this.resumeMessageHandler?.(message);
         return message?.role === 'assistant' ? message : undefined;
       },
+      shownMessage: (messageId: string) =>
+        this.shownMessagesHandler?.().find((message) => message.id === messageId),
       followsOtherTab: async () => {
         const life = this.#life;
         if (life === undefined) return false;

@@ -2,7 +2,7 @@ import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
-import { chunksRebuilding, prefixedStream } from './rebuild-message.js';
+import { chunksRebuilding, prefixedStream, withShownContinuation } from './rebuild-message.js';
 import { type AbortWatch, type PacingClock, parkedStream, relay, watchAbort } from './relay-stream.js';
 import type { ActivityTracker } from './request-activity.js';
 
@@ -33,6 +33,8 @@ export interface TurnGate {
    * answers; returns the assistant message the turn continues, if it does.
    */
   resumesTurn(): UIMessage | undefined;
+  /** The message with this id the chat shows now, if any (a replay may continue it). */
+  shownMessage(messageId: string): UIMessage | undefined;
   /** True when the live turn a resume shows belongs to another tab (waits until that is known). */
   followsOtherTab(): Promise<boolean>;
   /** A resume shows another tab's turn (`isFollowingTurn()`); the returned function ends it. */
@@ -162,7 +164,10 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       // Before useChat takes the stream: the reply lands after the message it answers.
       const continued = this.#gate.resumesTurn();
       // A replay of a continuation refers to the continued message's tool calls: rebuild it first.
-      const replay = continued === undefined ? stream : prefixedStream(chunksRebuilding(continued), stream);
+      const replay =
+        continued === undefined
+          ? withShownContinuation(stream, (messageId) => this.#gate.shownMessage(messageId))
+          : prefixedStream(chunksRebuilding(continued), stream);
       const onEnd = this.#gate.streamOpened();
       return relay(replay, options.abortSignal, watch, this.#gate, update, () => {
         onEnd();

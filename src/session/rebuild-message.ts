@@ -113,3 +113,60 @@ export function prefixedStream<T>(first: T[], source: ReadableStream<T>): Readab
     },
   });
 }
+
+const TOOL_RESULT_CHUNKS = new Set(['tool-output-available', 'tool-output-error', 'tool-output-denied']);
+
+/**
+ * A replayed turn whose continued message is not known from the record (a transcript loaded
+ * with its history cursor, behind the turn: see `withHistoryCursor`): its chunks are held
+ * until the first one that is not `start` / a step boundary. When that one is a tool result
+ * for a call the stream has not brought, and the chat shows an assistant message with the
+ * turn's message id that holds that call, the turn continues that message (an approval
+ * answered, a tool output sent): it is rebuilt first, as for a known continued message.
+ * Anything else (a new reply, a reply saved half-way) passes through unchanged.
+ */
+export function withShownContinuation(
+  source: ReadableStream<UIMessageChunk>,
+  shown: (messageId: string) => UIMessage | undefined,
+): ReadableStream<UIMessageChunk> {
+  const reader = source.getReader();
+  const held: UIMessageChunk[] = [];
+  let decided = false;
+  const decide = (next: UIMessageChunk | undefined): UIMessageChunk[] => {
+    decided = true;
+    const out = [...held];
+    held.length = 0;
+    if (next === undefined) return out;
+    const any = next as unknown as { type: string; toolCallId?: string };
+    const start = out.find((candidate) => candidate.type === 'start') as { messageId?: string } | undefined;
+    const message = start?.messageId === undefined ? undefined : shown(start.messageId);
+    const continues =
+      TOOL_RESULT_CHUNKS.has(any.type) &&
+      message?.role === 'assistant' &&
+      message.parts.some((part) => (part as { toolCallId?: unknown }).toolCallId === any.toolCallId);
+    return continues && message !== undefined ? [...chunksRebuilding(message), ...out, next] : [...out, next];
+  };
+  let queue: UIMessageChunk[] = [];
+  return new ReadableStream<UIMessageChunk>({
+    async pull(controller) {
+      while (queue.length === 0) {
+        const { done, value } = await reader.read();
+        if (done) {
+          if (!decided) queue = decide(undefined);
+          if (queue.length === 0) {
+            controller.close();
+            return;
+          }
+          break;
+        }
+        if (decided) queue.push(value);
+        else if (value.type === 'start' || value.type === 'start-step') held.push(value);
+        else queue = decide(value);
+      }
+      controller.enqueue(queue.shift() as UIMessageChunk);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}

@@ -407,14 +407,25 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   #takeOver(record: PersistedChatRecord | undefined): void {
     if (this.#disposed()) return;
     const { client, hasChat } = this.#options;
-    const live = client.getState().turnLive && hasChat();
+    const state = client.getState();
+    const live = state.turnLive && hasChat();
     const ended = record !== undefined && (!record.turnLive || record.closed);
+    // Nothing of the live turn read here yet (its start is where this tab's view ends: a
+    // transcript's cursor behind the record, see `withHistoryCursor`), and the record says it
+    // ended further along: the turn is still to be shown here, so it is read, not skipped.
+    const unread =
+      ended &&
+      !record.closed &&
+      state.turnStartCursor !== undefined &&
+      state.lastEventId === state.turnStartCursor &&
+      (record.lastEventId ?? -1) > state.turnStartCursor;
     // No other tab drives the turn: this tab's view is the newest there is.
     if (!ended) this.#releaseRecord();
     if (live && !ended) {
       this.#move({ type: 'hold' });
       if (this.#openStreams === 0) this.#options.onRemoteTurn({ message: undefined });
-    } else if (live && this.#openStreams + this.#pendingResumes > 0) this.#move({ type: 'trail' });
+    } else if (live && (unread || this.#openStreams + this.#pendingResumes > 0))
+      this.#move({ type: 'trail' });
     else if (ended && this.#openStreams + this.#pendingResumes === 0) adoptPersistedRecord(client, record);
     this.settle();
     this.#publish();

@@ -64,9 +64,13 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     handle.remoteTurnHandler = show;
     handle.remoteFinishHandler = onRemoteFinish;
     handle.resumeMessageHandler = onResumeMessage;
+    // A replay behind the chat's transcript may continue a message it shows (see `withShownContinuation`).
+    const shownMessages = () => this.#chat().messages;
+    handle.shownMessagesHandler = shownMessages;
     this.#attached = true;
     return () => {
       this.#attached = false;
+      if (handle.shownMessagesHandler === shownMessages) handle.shownMessagesHandler = undefined;
       if (handle.resumeMessageHandler === onResumeMessage) handle.resumeMessageHandler = undefined;
       if (handle.remoteTurnHandler === show) handle.remoteTurnHandler = undefined;
       if (handle.remoteFinishHandler === onRemoteFinish) handle.remoteFinishHandler = undefined;

@@ -151,7 +151,7 @@ describe('history loaded before the chat mounts, cursor seeded from it', () => {
     expect(second.chat.error).toBeUndefined();
   });
 
-  it('a stored record at least as far along wins: the seed changes nothing', async () => {
+  it('a stored record where the transcript ends, or with its turn live, wins: the seed changes nothing', async () => {
     const chatId = uniqueChatId('history-stored');
     const stored: PersistedChatRecord = {
       version: 1,
@@ -172,7 +172,23 @@ describe('history loaded before the chat mounts, cursor seeded from it', () => {
     });
     const records = () => memoryPersistence(new Map([[chatId, stored]]));
     expect(await withHistoryCursor(records(), cursor(12)).load(chatId)).toEqual(stored);
-    expect(await withHistoryCursor(records(), cursor(3)).load(chatId)).toEqual(stored);
+    // Further along with its turn live (or stopped here): its own bookkeeping resumes that turn.
+    const live: PersistedChatRecord = { ...stored, turnLive: true, turnStored: true, turnStartCursor: 5 };
+    const liveRecords = memoryPersistence(new Map([[chatId, live]]));
+    expect(await withHistoryCursor(liveRecords, cursor(5)).load(chatId)).toEqual(live);
+    const stopped: PersistedChatRecord = { ...stored, stoppedTurn: 'started' };
+    const stoppedRecords = memoryPersistence(new Map([[chatId, stopped]]));
+    expect(await withHistoryCursor(stoppedRecords, cursor(3)).load(chatId)).toEqual(stopped);
+    // Further along, its turn over: the transcript was saved before that turn ended (another
+    // tab's save had not happened yet): read on from the transcript's cursor, token kept.
+    const withToken = memoryPersistence(new Map([[chatId, { ...stored, publicAccessToken: 'token' }]]));
+    expect(await withHistoryCursor(withToken, cursor(3)).load(chatId)).toMatchObject({
+      sessionId: 'session_stored',
+      publicAccessToken: 'token',
+      lastEventId: 3,
+      turnLive: true,
+      turnStartCursor: 3,
+    });
     // Behind the transcript: read on from the transcript's cursor.
     expect(await withHistoryCursor(records(), cursor(20)).load(chatId)).toMatchObject({
       sessionId: 'session_stored',

@@ -5,8 +5,18 @@ import { ExamplePage, occurrences } from './support/example-page.js';
 import { type NextjsExample, sessionInfo, startNextjsExample } from './support/nextjs-example.js';
 
 // examples/nextjs built with `next build` from the packed package, served by `next start`
-// against `durable-chat dev`, driven in Debian's Chromium. The app uses the AI SDK's own
-// useChat with durable-chat's useChatSession; see examples/nextjs/README.md.
+// against `durable-chat dev`, driven in Debian's Chromium. The app shows one chat on each
+// React path: `/` on the AI SDK's own useChat with durable-chat's useChatSession (and
+// useFollowTurns), `/durable` on useDurableChat; see examples/nextjs/README.md.
+
+/** The example's two React paths: one page each, the same test hooks on both. */
+const HOOKS = [
+  { hook: 'useChat', path: '/' },
+  { hook: 'useDurableChat', path: '/durable' },
+] as const;
+
+/** A page of the example showing `chatId` (as a link to the chat opens it). */
+const chatUrl = (path: string, chatId: string) => `${example.url}${path}?chat=${encodeURIComponent(chatId)}`;
 
 // The example shows replies as plain text (markdown unrendered): match what it shows.
 const SHORT_REPLY = 'here. You said:';
@@ -82,8 +92,8 @@ describe('examples/nextjs in Chromium', () => {
     expect(await page.page.getByTestId('durable-chat-devtools-toggle').count()).toBe(0);
   });
 
-  it('regenerates the last reply and answers a tool approval', async () => {
-    const page = await open('regenerate-approval');
+  it.each(HOOKS)('regenerates the last reply and answers a tool approval ($hook)', async ({ hook, path }) => {
+    const page = await open(`regenerate-approval-${hook}`, path);
     await page.send(DEMO.markdown.prompt);
     await page.waitForReplyContaining(SHORT_REPLY);
     await page.waitForIdle();
@@ -98,6 +108,8 @@ describe('examples/nextjs in Chromium', () => {
     await page.waitForReplyContaining(DEMO.approval.approvedText);
     await page.waitForIdle();
     expect(page.errors).toEqual([]);
+    // No devtools panel in the production build on this page either.
+    expect(await page.page.getByTestId('durable-chat-devtools-toggle').count()).toBe(0);
   });
 
   it('stop stops the agent: the turn ends on the dev server and no more chunks come', async () => {
@@ -118,45 +130,51 @@ describe('examples/nextjs in Chromium', () => {
     expect(page.errors).toEqual([]);
   });
 
-  it('reload mid-reply: the reply resumes and completes exactly once', async () => {
-    const page = await open('reload');
-    const chatId = await page.chatId();
-    await sendLongAndWaitMidReply(page);
-    await page.page.reload();
-    await page.ready();
-    expect(await page.chatId()).toBe(chatId);
-    await page.waitForReplyContaining(DEMO.long.ending);
-    await page.waitForIdle();
-    expect(await page.userMessages.count()).toBe(1);
-    expect(await page.assistantMessages.count()).toBe(1);
-    const reply = await page.lastReply();
-    expect(occurrences(reply, DEMO.long.opening)).toBe(1);
-    expect(occurrences(reply, DEMO.long.ending)).toBe(1);
-    expect(page.errors).toEqual([]);
-  });
+  it.each(HOOKS)(
+    'reload mid-reply: the reply resumes and completes exactly once ($hook)',
+    async ({ hook, path }) => {
+      const page = await open(`reload-${hook}`, path);
+      const chatId = await page.chatId();
+      await sendLongAndWaitMidReply(page);
+      await page.page.reload();
+      await page.ready();
+      expect(await page.chatId()).toBe(chatId);
+      await page.waitForReplyContaining(DEMO.long.ending);
+      await page.waitForIdle();
+      expect(await page.userMessages.count()).toBe(1);
+      expect(await page.assistantMessages.count()).toBe(1);
+      const reply = await page.lastReply();
+      expect(occurrences(reply, DEMO.long.opening)).toBe(1);
+      expect(occurrences(reply, DEMO.long.ending)).toBe(1);
+      expect(page.errors).toEqual([]);
+    },
+  );
 
-  it('history back after a reload: the earlier turns show, and the next turn follows them once', async () => {
-    const page = await open('history');
-    await page.send('first: hello');
-    await page.waitForReplyContaining(SHORT_REPLY);
-    await page.waitForIdle();
-    await page.send('second: hello again');
-    await page.waitForReplyContaining('second: hello again');
-    await page.waitForIdle();
-    const before = await page.page.locator('ol.messages > li').allTextContents();
-    expect(before).toHaveLength(4);
-    await page.page.reload();
-    await page.ready();
-    await page.page.locator('ol.messages > li').nth(3).waitFor();
-    expect(await page.page.locator('ol.messages > li').allTextContents()).toEqual(before);
-    await page.send('third: once more');
-    await page.waitForReplyContaining('third: once more');
-    await page.waitForIdle();
-    const after = await page.page.locator('ol.messages > li').allTextContents();
-    expect(after.slice(0, 4)).toEqual(before);
-    expect(after).toHaveLength(6);
-    expect(page.errors).toEqual([]);
-  });
+  it.each(HOOKS)(
+    'history back after a reload: the earlier turns show, and the next turn follows them once ($hook)',
+    async ({ hook, path }) => {
+      const page = await open(`history-${hook}`, path);
+      await page.send('first: hello');
+      await page.waitForReplyContaining(SHORT_REPLY);
+      await page.waitForIdle();
+      await page.send('second: hello again');
+      await page.waitForReplyContaining('second: hello again');
+      await page.waitForIdle();
+      const before = await page.page.locator('ol.messages > li').allTextContents();
+      expect(before).toHaveLength(4);
+      await page.page.reload();
+      await page.ready();
+      await page.page.locator('ol.messages > li').nth(3).waitFor();
+      expect(await page.page.locator('ol.messages > li').allTextContents()).toEqual(before);
+      await page.send('third: once more');
+      await page.waitForReplyContaining('third: once more');
+      await page.waitForIdle();
+      const after = await page.page.locator('ol.messages > li').allTextContents();
+      expect(after.slice(0, 4)).toEqual(before);
+      expect(after).toHaveLength(6);
+      expect(page.errors).toEqual([]);
+    },
+  );
 
   it('switch chats mid-reply and back: nothing leaks, the reply is there and complete', async () => {
     const page = await open('switch');
@@ -270,96 +288,111 @@ describe('examples/nextjs in Chromium', () => {
 });
 
 /**
- * Issue 19's cases, each run several times in one go: a failure in 1 run of 3 passes all
- * `REPEATS` runs unnoticed only (2/3)^4 ≈ 20 % of the time, and the cases stay short.
+ * Issue 19's cases, each run `REPEATS` times on each React path. A defect that fails 1 run in
+ * 3 passes all of them unnoticed with probability (2/3)^REPEATS: 20 % at 4 runs, 0.8 % at 12,
+ * so 12 is the fewest that keeps it under 1 %. Each run is independent: its own chat (so
+ * its own session, lock and storage keys) in fresh tabs; earlier runs' tabs are closed first.
+ * Only the browser and its context are shared (a new context would cost a browser start per
+ * run and share nothing a run depends on). What a run costs is mostly the agent's own pace
+ * (300 ms before each reply, 30 ms per piece; an approval turn is two replies) plus ~0.3 s to
+ * open a tab; the run waits for events, never for fixed times. Two waits cost more than that
+ * before and are gone: clicking in a tab that is not in front waited ~1.2 s for animation
+ * frames Chromium runs only a few times a second there (the user brings the tab to the front
+ * before acting in it, as a person would), and `waitForFunction` polled on animation frames
+ * (it polls every 50 ms now). 12 runs × (1 navigate case + 4 approval moments) × 2 paths.
  */
-const REPEATS = 4;
+const REPEATS = 12;
 const runs = Array.from({ length: REPEATS }, (_, index) => index + 1);
 
-describe('examples/nextjs in Chromium: leaving and reloading around a turn (issue 19)', () => {
-  it.each(runs)(
-    'send, navigate away before the reply starts, come back: the reply and its message show once, and are saved (run %i)',
-    async (run) => {
-      const page = await open(`navigate-before-reply-${run}`);
-      const chatId = await page.chatId();
-      // No reply reaches the page before it leaves: its `.out` reads are held until then.
-      let release = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const isOut = (url: URL) => url.pathname.endsWith('/out');
-      await page.page.route(isOut, async (route) => {
-        await held;
-        await route.continue().catch(() => undefined); // the page let go of the read meanwhile
-      });
-      const appended = page.page.waitForResponse((response) => response.url().includes('/in/append'));
-      await page.send(DEMO.markdown.prompt);
-      expect((await appended).ok()).toBe(true);
-      expect(await page.assistantMessages.count()).toBe(0);
-      await page.page.getByTestId('about-link').click();
-      await page.page.getByTestId('back-to-chat').waitFor();
-      release();
-      await page.page.unroute(isOut);
-      await page.page.goBack();
-      await page.ready();
-      expect(await page.chatId()).toBe(chatId);
-      await page.waitForReplyContaining(SHORT_REPLY);
-      await page.waitForIdle();
-      expect(await page.userMessages.count()).toBe(1);
-      expect(await page.assistantMessages.count()).toBe(1);
-      expect(occurrences(await page.lastReply(), SHORT_REPLY)).toBe(1);
-      const shown = await page.transcript();
-      expect(shown[0]).toBe(`user: ${DEMO.markdown.prompt}`);
-      await expect.poll(() => page.savedTranscript(chatId), { timeout: 5_000 }).toEqual(shown);
-      expect(await page.chatError()).toBeNull();
-      expect(page.errors).toEqual([]);
-    },
-  );
+describe.each(HOOKS)(
+  'examples/nextjs in Chromium: leaving and reloading around a turn, $hook (issue 19)',
+  ({ hook, path }) => {
+    it.each(runs)(
+      'send, navigate away before the reply starts, come back: the reply and its message show once, and are saved (run %i)',
+      async (run) => {
+        const page = await open(`navigate-before-reply-${hook}-${run}`, path);
+        const chatId = await page.chatId();
+        // No reply reaches the page before it leaves: its `.out` reads are held until then.
+        let release = () => {};
+        const held = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const isOut = (url: URL) => url.pathname.endsWith('/out');
+        await page.page.route(isOut, async (route) => {
+          await held;
+          await route.continue().catch(() => undefined); // the page let go of the read meanwhile
+        });
+        const appended = page.page.waitForResponse((response) => response.url().includes('/in/append'));
+        await page.send(DEMO.markdown.prompt);
+        expect((await appended).ok()).toBe(true);
+        expect(await page.assistantMessages.count()).toBe(0);
+        await page.page.getByTestId('about-link').click();
+        await page.page.getByTestId('back-to-chat').waitFor();
+        release();
+        await page.page.unroute(isOut);
+        await page.page.goBack();
+        await page.ready();
+        expect(await page.chatId()).toBe(chatId);
+        await page.waitForReplyContaining(SHORT_REPLY);
+        await page.waitForIdle();
+        expect(await page.userMessages.count()).toBe(1);
+        expect(await page.assistantMessages.count()).toBe(1);
+        expect(occurrences(await page.lastReply(), SHORT_REPLY)).toBe(1);
+        const shown = await page.transcript();
+        expect(shown[0]).toBe(`user: ${DEMO.markdown.prompt}`);
+        await expect.poll(() => page.savedTranscript(chatId), { timeout: 5_000 }).toEqual(shown);
+        expect(await page.chatError()).toBeNull();
+        expect(page.errors).toEqual([]);
+      },
+    );
 
-  // The example has one React path (useChat + useChatSession + useFollowTurns); the same
-  // moments on useDurableChat run in test/react/approval-reload.test.tsx.
-  const approvalMoments = [
-    'while the approval request streams',
-    'after the approval request, before the approval',
-    'right after the approval',
-    'after the tool output, before the closing text',
-  ];
-  it.each(approvalMoments.flatMap((moment, index) => runs.map((run) => ({ moment, index, run }))))(
-    'a tab reloaded $moment in another tab: the tool runs once, both tabs end alike, no error (run $run)',
-    async ({ index, run }) => {
-      const owner = await open(`approval-reload-${index}-${run}`);
-      const chatId = await owner.chatId();
-      const other = await ExamplePage.open(browser.context, `${example.url}/?chat=${chatId}`);
-      pages.push(other);
-      const reload = async () => {
-        await other.page.reload();
-        await other.ready();
-      };
-      await owner.send(DEMO.approval.prompt);
-      if (index === 0) await reload();
-      await owner.page.getByTestId('approve').waitFor();
-      await owner.waitForIdle();
-      if (index === 1) await reload();
-      await owner.page.getByTestId('approve').click();
-      if (index === 2) await reload();
-      if (index === 3) {
-        await owner.page.locator('[data-testid="tool-part"][data-state="output-available"]').waitFor();
-        await reload();
-      }
-      await owner.waitForReplyContaining(DEMO.approval.approvedText);
-      await other.waitForReplyContaining(DEMO.approval.approvedText);
-      await owner.waitForIdle();
-      await other.waitForIdle();
-      const ownerTranscript = await owner.transcript();
-      expect(ownerTranscript).toHaveLength(2);
-      expect(occurrences(ownerTranscript[1] ?? '', DEMO.approval.approvedText)).toBe(1);
-      await expect.poll(() => other.transcript(), { timeout: 5_000 }).toEqual(ownerTranscript);
-      // The message and the approval: the tool ran once, nothing else was appended (no stop).
-      expect((await sessionInfo(example.devServer, chatId)).in.nextSeq).toBe(2);
-      expect(await owner.chatError()).toBeNull();
-      expect(await other.chatError()).toBeNull();
-      expect(owner.errors).toEqual([]);
-      expect(other.errors).toEqual([]);
-    },
-  );
-});
+    // The same moments without a browser, on both hooks and both tab coordination modes:
+    // test/react/approval-reload.test.tsx.
+    const approvalMoments = [
+      'while the approval request streams',
+      'after the approval request, before the approval',
+      'right after the approval',
+      'after the tool output, before the closing text',
+    ];
+    it.each(approvalMoments.flatMap((moment, index) => runs.map((run) => ({ moment, index, run }))))(
+      'a tab reloaded $moment in another tab: the tool runs once, both tabs end alike, no error (run $run)',
+      async ({ index, run }) => {
+        const owner = await open(`approval-reload-${hook}-${index}-${run}`, path);
+        const chatId = await owner.chatId();
+        const other = await ExamplePage.open(browser.context, chatUrl(path, chatId));
+        pages.push(other);
+        // The user goes back to the first tab to type and approve there.
+        await owner.page.bringToFront();
+        const reload = async () => {
+          await other.page.reload();
+          await other.ready();
+        };
+        await owner.send(DEMO.approval.prompt);
+        if (index === 0) await reload();
+        await owner.page.getByTestId('approve').waitFor();
+        await owner.waitForIdle();
+        if (index === 1) await reload();
+        await owner.page.getByTestId('approve').click();
+        if (index === 2) await reload();
+        if (index === 3) {
+          await owner.page.locator('[data-testid="tool-part"][data-state="output-available"]').waitFor();
+          await reload();
+        }
+        await owner.waitForReplyContaining(DEMO.approval.approvedText);
+        await other.waitForReplyContaining(DEMO.approval.approvedText);
+        await owner.waitForIdle();
+        await other.waitForIdle();
+        const ownerTranscript = await owner.transcript();
+        expect(ownerTranscript).toHaveLength(2);
+        expect(occurrences(ownerTranscript[1] ?? '', DEMO.approval.approvedText)).toBe(1);
+        await expect.poll(() => other.transcript(), { timeout: 5_000 }).toEqual(ownerTranscript);
+        // The message and the approval: the tool ran once, nothing else was appended (no stop).
+        expect((await sessionInfo(example.devServer, chatId)).in.nextSeq).toBe(2);
+        expect(await owner.chatError()).toBeNull();
+        expect(await other.chatError()).toBeNull();
+        expect(owner.errors).toEqual([]);
+        expect(other.errors).toEqual([]);
+      },
+    );
+  },
+);

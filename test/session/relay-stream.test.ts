@@ -25,6 +25,7 @@ function page(clock: ReturnType<typeof manualClock>): TurnGate {
     resumeStarted: () => () => {},
     noteTurnMessage: () => {},
     resumesTurn: () => undefined,
+    shownMessage: () => undefined,
     followsOtherTab: async () => false,
     followResume: () => () => {},
     announce: () => {},

@@ -7,8 +7,17 @@ import { useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { type ChatSummary, loadChatList, saveChatList, titleOf } from '../lib/transcripts';
 import { Chat } from './chat';
+import { DurableChat } from './durable-chat';
 
 type Runtime = 'node' | 'edge';
+
+/** Which React path the page shows: the same app on each (`/` and `/durable`). */
+export type ChatHook = 'useChat' | 'useDurableChat';
+
+const PAGES: Record<ChatHook, { path: string; label: string }> = {
+  useChat: { path: '/', label: 'useChat + useChatSession' },
+  useDurableChat: { path: '/durable', label: 'useDurableChat' },
+};
 
 const ENDPOINTS: Record<Runtime, string> = {
   node: '/api/chat-session',
@@ -26,7 +35,13 @@ function showChat(chatId: string, mode: 'push' | 'replace' = 'push') {
   else window.history.replaceState(null, '', url);
 }
 
-export function ChatApp({ baseURL, taskIdentifier }: { baseURL: string; taskIdentifier: string }) {
+interface ChatAppProps {
+  hook: ChatHook;
+  baseURL: string;
+  taskIdentifier: string;
+}
+
+export function ChatApp({ hook, baseURL, taskIdentifier }: ChatAppProps) {
   const chatId = useSearchParams().get('chat');
   const [chats, setChats] = useState<ChatSummary[] | undefined>(undefined);
   const [runtime, setRuntime] = useState<Runtime>('node');
@@ -88,11 +103,33 @@ export function ChatApp({ baseURL, taskIdentifier }: { baseURL: string; taskIden
             <option value="edge">Edge</option>
           </select>
         </label>
-        <Link href="/about" data-testid="about-link">
+        <ul data-testid="hooks">
+          {Object.entries(PAGES).map(([name, page]) => (
+            <li key={name}>
+              <Link href={page.path} aria-current={name === hook ? 'page' : undefined}>
+                {page.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+        <Link
+          href={{ pathname: '/about', query: { back: `${PAGES[hook].path}?chat=${chatId ?? ''}` } }}
+          data-testid="about-link"
+        >
           About
         </Link>
       </nav>
-      {chatId !== null && chats !== undefined ? (
+      {chatId === null || chats === undefined ? (
+        <main className="chat">Loading…</main>
+      ) : hook === 'useDurableChat' ? (
+        <DurableChat
+          chatId={chatId}
+          baseURL={baseURL}
+          taskIdentifier={taskIdentifier}
+          route={route}
+          onMessages={onMessages}
+        />
+      ) : (
         <Chat
           chatId={chatId}
           baseURL={baseURL}
@@ -101,8 +138,6 @@ export function ChatApp({ baseURL, taskIdentifier }: { baseURL: string; taskIden
           linked={chatId === linkedChatId}
           onMessages={onMessages}
         />
-      ) : (
-        <main className="chat">Loading…</main>
       )}
     </div>
   );

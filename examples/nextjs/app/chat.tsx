@@ -1,16 +1,12 @@
 'use client';
 
 import { useChat } from '@ai-sdk/react';
-import {
-  getToolOrDynamicToolName,
-  isToolOrDynamicToolUIPart,
-  lastAssistantMessageIsCompleteWithApprovalResponses,
-  type UIMessage,
-} from 'ai';
+import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
 import { type createRouteSessionCallbacks, historyCursor } from 'durable-chat';
 import { useChatSession, useFollowTurns } from 'durable-chat/react';
-import { type FormEvent, useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo } from 'react';
 import { loadTranscript, saveTranscript } from '../lib/transcripts';
+import { ChatView } from './chat-view';
 
 interface ChatProps {
   chatId: string;
@@ -23,7 +19,6 @@ interface ChatProps {
 }
 
 export function Chat({ chatId, baseURL, taskIdentifier, route, linked, onMessages }: ChatProps) {
-  const [input, setInput] = useState('');
   // The transcript of past turns and where it ends on the session's stream, read when the
   // chat is shown ...
   const history = useMemo(() => loadTranscript(chatId), [chatId]);
@@ -70,99 +65,18 @@ export function Chat({ chatId, baseURL, taskIdentifier, route, linked, onMessage
     onMessages(chat.id, chat.messages);
   }, [chat.id, chat.status, chat.messages, onMessages, session]);
 
-  const busy = chat.status === 'submitted' || chat.status === 'streaming';
-  const last = chat.messages[chat.messages.length - 1];
-  const following = session.tab.following;
-
-  const send = (event: FormEvent) => {
-    event.preventDefault();
-    if (input.trim() === '' || busy) return;
-    void chat.sendMessage({ text: input });
-    setInput('');
-  };
-
   return (
-    <main className="chat" data-chat-id={chat.id}>
-      <header>
-        <h1>{chat.id}</h1>
-        <span data-testid="session-status" data-following={following}>
-          {following ? 'following another tab' : session.statusLabel}
-        </span>
-      </header>
-
-      <ol className="messages">
-        {chat.messages.map((message) => (
-          <li key={message.id} className={message.role} data-testid={`message-${message.role}`}>
-            {message.parts.map((part, index) => {
-              const key = `${message.id}-${index}`;
-              if (part.type === 'text') {
-                return (
-                  <p key={key} className="text">
-                    {part.text}
-                  </p>
-                );
-              }
-              if (!isToolOrDynamicToolUIPart(part)) return null;
-              return (
-                <div key={key} className="tool" data-testid="tool-part" data-state={part.state}>
-                  <b>{getToolOrDynamicToolName(part)}</b> <span>{part.state}</span>
-                  {part.state === 'approval-requested' && (
-                    <span>
-                      <button
-                        type="button"
-                        data-testid="approve"
-                        onClick={() =>
-                          void chat.addToolApprovalResponse({ id: part.approval.id, approved: true })
-                        }
-                      >
-                        Approve
-                      </button>
-                      <button
-                        type="button"
-                        data-testid="deny"
-                        onClick={() =>
-                          void chat.addToolApprovalResponse({ id: part.approval.id, approved: false })
-                        }
-                      >
-                        Deny
-                      </button>
-                    </span>
-                  )}
-                </div>
-              );
-            })}
-          </li>
-        ))}
-      </ol>
-
-      {chat.error && (
-        <p role="alert" data-testid="chat-error">
-          {chat.error.message}
-        </p>
-      )}
-
-      <form onSubmit={send}>
-        <input
-          data-testid="composer"
-          value={input}
-          placeholder="Say something (try “a long story” or “send an email”)"
-          onChange={(event) => setInput(event.target.value)}
-        />
-        {busy ? (
-          <button type="button" data-testid="stop" onClick={() => void chat.stop()}>
-            Stop
-          </button>
-        ) : (
-          <button type="submit" data-testid="send" disabled={following}>
-            Send
-          </button>
-        )}
-        {!busy && last?.role === 'assistant' && (
-          <button type="button" data-testid="regenerate" onClick={() => void chat.regenerate()}>
-            Regenerate
-          </button>
-        )}
-      </form>
-    </main>
+    <ChatView
+      chatId={chat.id}
+      messages={chat.messages}
+      busy={chat.status === 'submitted' || chat.status === 'streaming'}
+      following={session.tab.following}
+      statusLabel={session.statusLabel}
+      error={chat.error}
+      send={(text) => void chat.sendMessage({ text })}
+      stop={() => void chat.stop()}
+      regenerate={() => void chat.regenerate()}
+      answerApproval={(id, approved) => void chat.addToolApprovalResponse({ id, approved })}
+    />
   );
 }

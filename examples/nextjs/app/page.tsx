@@ -1,21 +1,16 @@
 import { connection } from 'next/server';
 import { Suspense } from 'react';
+import { serviceFromEnv } from '../lib/service';
 import { ChatApp } from './chat-app';
 
+// The chat on the AI SDK's own useChat with useChatSession and useFollowTurns (app/chat.tsx).
 // Rendered per request, so the session service's URL comes from the server's environment
 // at run time (the same build runs against any service), never baked into the bundle.
 export default async function Home() {
   await connection();
   return (
     <Suspense>
-      <ChatApp
-        baseURL={
-          process.env.DURABLE_CHAT_PUBLIC_BASE_URL ??
-          process.env.DURABLE_CHAT_BASE_URL ??
-          'http://127.0.0.1:3030'
-        }
-        taskIdentifier={process.env.DURABLE_CHAT_TASK ?? 'demo'}
-      />
+      <ChatApp hook="useChat" {...serviceFromEnv()} />
     </Suspense>
   );
 }

@@ -1,5 +1,13 @@
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 
+/**
+ * How often `waitForFunction` checks the page. Not Playwright's default (every animation
+ * frame): headless Chromium runs a tab's animation frames only a few times a second while
+ * another tab is in front, so a wait in a tab behind another one saw its condition up to a
+ * second late.
+ */
+const POLL_MS = 50;
+
 /** The example app as a test sees it: what a visitor can click and read. */
 export class ExamplePage {
   /** `[chat error]` lines the app logged from useChat's onError, and uncaught page errors. */
@@ -47,6 +55,7 @@ export class ExamplePage {
     await this.page.waitForFunction(
       (previous) => document.querySelector('main.chat')?.getAttribute('data-chat-id') !== previous,
       before,
+      { polling: POLL_MS },
     );
     return this.chatId();
   }
@@ -92,7 +101,7 @@ export class ExamplePage {
         return messages[messages.length - 1]?.textContent?.includes(needle) === true;
       },
       text,
-      { timeout },
+      { timeout, polling: POLL_MS },
     );
   }
 
@@ -103,7 +112,7 @@ export class ExamplePage {
         return (messages[messages.length - 1]?.textContent?.length ?? 0) >= minimum;
       },
       length,
-      { timeout },
+      { timeout, polling: POLL_MS },
     );
   }
 
