@@ -25,25 +25,8 @@ export interface PersistedChatRecord extends LegacyLiveFields {
   lastEventId: number | undefined;
   /** The chat's turn ledger (see `TurnRecord`); always set on a record read back. */
   turns?: TurnRecord[];
-  turnLive: boolean;
-  /** The live turn's append was stored (absent in records written before it existed: false). */
-  turnStored?: boolean;
-  /** A turn this page stopped but never saw end (see `ChatSessionState.stoppedTurn`). */
-  stoppedTurn?: 'started' | 'unstarted';
-  /** The live turn's unanswered append (see `ChatSessionState.pendingAppend`). */
-  pendingAppend?: { partId: string; body: string };
-  turnStartCursor: number | undefined;
-  /** See `ChatSessionState.turnInSeq` (absent in older records). */
-  turnInSeq?: number;
-  /** See `ChatSessionState.turnPriorInSeq` (absent in older records). */
-  turnPriorInSeq?: number;
   /** The user message the live turn answers, as JSON (see `ChatSessionState.turnMessage`). */
   turnMessage?: string;
-  /**
-   * See `ChatSessionState.queuedTurns` (`null`: an input stored without a seq); absent when
-   * nothing is queued, and in older records.
-   */
-  queuedTurns?: (number | null)[];
   closed: boolean;
   closedReason: string | null;
   /**

@@ -222,12 +222,21 @@ export function endLive(turns: readonly TurnRecord[], event: 'over' | 'stopped')
  */
 export interface LegacyLiveFields {
   turnLive: boolean;
+  /** The live turn's append was stored (absent in records written before it existed: false). */
   turnStored?: boolean;
+  /** A turn this page stopped but never saw end (see `ChatSessionState.stoppedTurn`). */
   stoppedTurn?: 'started' | 'unstarted';
+  /** The live turn's unanswered append (see `ChatSessionState.pendingAppend`). */
   pendingAppend?: { partId: string; body: string };
   turnStartCursor: number | undefined;
+  /** See `ChatSessionState.turnInSeq` (absent in older records). */
   turnInSeq?: number;
+  /** See `ChatSessionState.turnPriorInSeq` (absent in older records). */
   turnPriorInSeq?: number;
+  /**
+   * See `ChatSessionState.queuedTurns` (`null`: an input stored without a seq); absent when
+   * nothing is queued, and in older records.
+   */
   queuedTurns?: (number | null)[];
 }
 
