@@ -316,9 +316,19 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
 
   async #onAnnouncement(message: UI_MESSAGE | undefined): Promise<void> {
     if (this.#disposed() || this.#options.coordinator?.isOwner === true) return;
-    await this.#rereadRecord();
-    if (this.#disposed()) return;
-    this.#follow(message, true);
+    // Held before the owner's record is merged: the merge makes this tab's copy of the turn a
+    // `found` entry without the owner's unanswered append (`pendingAppend`), and written back it
+    // would replace the owner's record, so a reload of the owner before its append went out
+    // could no longer send it again (nothing appended, every tab following forever).
+    const hold = this.#options.client.holdPersistence();
+    try {
+      await this.#rereadRecord();
+      if (this.#disposed()) return;
+      this.#follow(message, true);
+    } finally {
+      // `follow` took the hold for as long as this tab follows (or there is nothing to follow).
+      hold();
+    }
   }
 
   #adopt(raw: unknown): boolean {
