@@ -23,6 +23,8 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   hasChat(): boolean;
   /** A send is in flight. */
   busy(): boolean;
+  /** This tab took over a live turn whose owner went away before its append was answered: send it again. */
+  resendTakenOver(pending: { partId: string; body: string }): void;
   onTabState(state: TabState): void;
   warn(message: string): void;
 }
@@ -423,6 +425,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (!ended) this.#releaseRecord();
     if (live && !ended) {
       this.#move({ type: 'hold' });
+      // The owner went away before its append was answered (it may never have left): this tab
+      // sends it again under its part id, or the turn would wait for a reply that never comes.
+      if (record?.pendingAppend !== undefined) this.#options.resendTakenOver(record.pendingAppend);
       if (this.#openStreams === 0) this.#options.onRemoteTurn({ message: undefined });
     } else if (live && this.#openStreams + this.#pendingResumes > 0) this.#move({ type: 'trail' });
     else if (ended && this.#openStreams + this.#pendingResumes === 0) adoptPersistedRecord(client, record);

@@ -6,6 +6,7 @@ import { type CoreTab, type TabMode, TabsWorld } from './support/core-tabs.js';
 
 /**
  * Issue 19's tab matrix without React: tab A sends; at one moment of that turn tab A reloads,
+ * tab A closes (B, open from the start, takes the turn over),
  * a second tab opens, or a second tab (open from the start) sends. Each tab is the session
  * core a binding mounts (`support/core-tabs.ts`), against the dev server over loopback with
  * the library's default options, in both coordination modes (Web Locks; BroadcastChannel
@@ -155,6 +156,20 @@ const ACTIONS: Record<string, { opensSecondTab: boolean; apply: Action }> = {
       };
     },
   },
+  'A closes': {
+    opensSecondTab: true,
+    apply: async (_world, a, b) => {
+      // The page goes away for good (its lock or lease with it): B takes the turn over and,
+      // when A's append was still unanswered, sends it for A (under its part id).
+      await a.kill();
+      return {
+        tabs: [b as CoreTab],
+        expected: [`user: ${TEXT}`, reply(TEXT)],
+        appends: 1,
+        savers: [],
+      };
+    },
+  },
   'a second tab opens': {
     opensSecondTab: false,
     apply: async (world, a) => {
@@ -269,7 +284,8 @@ describe.each(MODES)('tabs without React (%s)', (mode) => {
             cell.refusedTab === undefined ? [] : [{ tab: cell.refusedTab, code: 'TURN_IN_OTHER_TAB' }],
           );
           const savers = world.log.saves.map((save) => save.tab);
-          if (actionName === 'A reloads') expect(savers.length).toBeLessThanOrEqual(1);
+          if (actionName === 'A reloads' || actionName === 'A closes')
+            expect(savers.length).toBeLessThanOrEqual(1);
           else expect(savers).toEqual(cell.savers);
         } finally {
           spy.close();
