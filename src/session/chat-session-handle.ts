@@ -317,6 +317,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       onRemoteFinish: (message) => this.remoteFinishHandler?.(message),
       hasChat: () => this.remoteTurnHandler !== undefined,
       busy: () => this.#inFlight > 0,
+      resendTakenOver: (pending) => {
+        this.sessionTransport
+          .resendTakenOver(this.chatId, pending)
+          .catch((error: unknown) => this.#warn(`could not send the taken-over message: ${String(error)}`));
+      },
       onTabState: (state) => this.#setTabState(state),
       warn: client.environment.warn,
     });

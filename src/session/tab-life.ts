@@ -23,6 +23,8 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   hasChat(): boolean;
   /** A send is in flight. */
   busy(): boolean;
+  /** This tab took over a live turn whose owner went away before its append was answered: send it again. */
+  resendTakenOver(pending: { partId: string; body: string }): void;
   onTabState(state: TabState): void;
   warn(message: string): void;
 }
@@ -316,9 +318,19 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
 
   async #onAnnouncement(message: UI_MESSAGE | undefined): Promise<void> {
     if (this.#disposed() || this.#options.coordinator?.isOwner === true) return;
-    await this.#rereadRecord();
-    if (this.#disposed()) return;
-    this.#follow(message, true);
+    // Held before the owner's record is merged: the merge makes this tab's copy of the turn a
+    // `found` entry without the owner's unanswered append (`pendingAppend`), and written back it
+    // would replace the owner's record, so a reload of the owner before its append went out
+    // could no longer send it again (nothing appended, every tab following forever).
+    const hold = this.#options.client.holdPersistence();
+    try {
+      await this.#rereadRecord();
+      if (this.#disposed()) return;
+      this.#follow(message, true);
+    } finally {
+      // `follow` took the hold for as long as this tab follows (or there is nothing to follow).
+      hold();
+    }
   }
 
   #adopt(raw: unknown): boolean {
@@ -423,6 +435,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (!ended) this.#releaseRecord();
     if (live && !ended) {
       this.#move({ type: 'hold' });
+      // The owner went away before its append was answered (it may never have left): this tab
+      // sends it again under its part id, or the turn would wait for a reply that never comes.
+      if (record?.pendingAppend !== undefined) this.#options.resendTakenOver(record.pendingAppend);
       if (this.#openStreams === 0) this.#options.onRemoteTurn({ message: undefined });
     } else if (live && (unread || this.#openStreams + this.#pendingResumes > 0))
       this.#move({ type: 'trail' });

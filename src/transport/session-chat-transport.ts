@@ -2,6 +2,7 @@ import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } fro
 import type { AppendResult } from '../client/append-request.js';
 import { randomPartId } from '../client/environment.js';
 import type { HeadersOption } from '../client/http.js';
+import { writeTurns } from '../client/live-turn.js';
 import { SessionClient } from '../client/session-client.js';
 import type { ChatSessionState } from '../client/session-store.js';
 import { liveTurn, type TurnRecord } from '../client/turn-records.js';
@@ -567,6 +568,31 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * live (the resumed stream ends, see `awaitOwnSeq`). Other failures are reported; the resume
    * goes on (its liveness watch bounds it).
    */
+  /**
+   * This page took over a live turn from another tab that went away while the turn's append
+   * was still unanswered (the shared record's `pendingAppend`): the append is sent again under
+   * its part id (the server stores it once, whether or not the first attempt arrived), so the
+   * message is answered rather than waited for forever. Does nothing when this chat's live turn
+   * is not waiting for its append, or already holds an unanswered append of its own (a resume
+   * sends that one).
+   */
+  async resendTakenOver(chatId: string, pending: { partId: string; body: string }): Promise<void> {
+    const entry = this.#entry(chatId);
+    const { client } = entry;
+    await client.ready();
+    const state = client.getState();
+    const live = liveTurn(state.turns);
+    if (state.closed || live === undefined || live.state !== 'sent' || state.pendingAppend !== undefined)
+      return;
+    writeTurns(
+      client.store,
+      state.turns.map((record) =>
+        record.id === live.id ? { ...record, partId: pending.partId, body: pending.body } : record,
+      ),
+    );
+    await this.#resendPending(entry, pending);
+  }
+
   #resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
     const { client, ledger } = entry;
     const owner = client.getState().turns.find((record) => record.partId === pending.partId);

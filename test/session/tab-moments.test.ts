@@ -6,6 +6,7 @@ import { type CoreTab, type TabMode, TabsWorld } from './support/core-tabs.js';
 
 /**
  * Issue 19's tab matrix without React: tab A sends; at one moment of that turn tab A reloads,
+ * tab A closes (B, open from the start, takes the turn over),
  * a second tab opens, or a second tab (open from the start) sends. Each tab is the session
  * core a binding mounts (`support/core-tabs.ts`), against the dev server over loopback with
  * the library's default options, in both coordination modes (Web Locks; BroadcastChannel
@@ -155,6 +156,20 @@ const ACTIONS: Record<string, { opensSecondTab: boolean; apply: Action }> = {
       };
     },
   },
+  'A closes': {
+    opensSecondTab: true,
+    apply: async (_world, a, b) => {
+      // The page goes away for good (its lock or lease with it): B takes the turn over and,
+      // when A's append was still unanswered, sends it for A (under its part id).
+      await a.kill();
+      return {
+        tabs: [b as CoreTab],
+        expected: [`user: ${TEXT}`, reply(TEXT)],
+        appends: 1,
+        savers: [],
+      };
+    },
+  },
   'a second tab opens': {
     opensSecondTab: false,
     apply: async (world, a) => {
@@ -197,13 +212,13 @@ const ACTIONS: Record<string, { opensSecondTab: boolean; apply: Action }> = {
 const MODES: TabMode[] = ['Web Locks', 'BroadcastChannel only'];
 
 /**
- * Cells that fail in some runs of the whole file (about one run in two), never yet when run
- * alone; skipped until understood, so the file is not flaky. What the failing runs ended with:
- * - BroadcastChannel only, A reloads before its append is sent: A' takes the lease over
- *   (`owning`, held) but its resume never re-sends the unsent append (`.in` stays empty); B
- *   follows A' forever.
+ * Cells that fail in some runs of the whole file, skipped until understood (none now). The
+ * last one, BroadcastChannel only, A reloads before its append is sent: B merged A's announced
+ * record and wrote its own copy back (a `found` turn without A's unanswered append) before it
+ * held the record as a follower; A' loaded that, could not send the append again, and B
+ * followed A' forever (fixed in `TabLife`: the hold is taken before the merge).
  */
-const INTERMITTENT = new Set(['BroadcastChannel only: A reloads at "before the append is sent"']);
+const INTERMITTENT = new Set<string>([]);
 
 describe.each(MODES)('tabs without React (%s)', (mode) => {
   for (const [momentName, moment] of Object.entries(MOMENTS)) {
@@ -233,6 +248,7 @@ describe.each(MODES)('tabs without React (%s)', (mode) => {
           const describeTabs = () =>
             JSON.stringify([
               world.server.inspect(chatId)?.in,
+              world.storage.records.get(chatId),
               ...cell.tabs.map((tab) => ({
                 tab: tab.name,
                 status: tab.chat.status,
@@ -268,7 +284,8 @@ describe.each(MODES)('tabs without React (%s)', (mode) => {
             cell.refusedTab === undefined ? [] : [{ tab: cell.refusedTab, code: 'TURN_IN_OTHER_TAB' }],
           );
           const savers = world.log.saves.map((save) => save.tab);
-          if (actionName === 'A reloads') expect(savers.length).toBeLessThanOrEqual(1);
+          if (actionName === 'A reloads' || actionName === 'A closes')
+            expect(savers.length).toBeLessThanOrEqual(1);
           else expect(savers).toEqual(cell.savers);
         } finally {
           spy.close();
