@@ -9,6 +9,7 @@ import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import type { BroadcastChannelLike } from '../../src/session/tab-channel.js';
 import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
 import { startMomentsServer } from '../transport/support/moments.js';
 import {
   appendKinds,
@@ -19,7 +20,6 @@ import {
   startEchoServer,
   transcript as transcriptOf,
 } from './support/harness.js';
-import { MemoryLocks } from '../session/support/memory-locks.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
 
 // KNOWN DEFECT (issue 19 item 10 on useDurableChat, found by examples/nextjs `/durable`): a page
