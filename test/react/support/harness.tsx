@@ -1,6 +1,6 @@
 import { cleanup, render } from '@testing-library/react';
 import type { UIMessage } from 'ai';
-import { StrictMode } from 'react';
+import { type ReactNode, StrictMode } from 'react';
 import { fetch as undiciFetch } from 'undici';
 import { afterEach } from 'vitest';
 import { memoryPersistence, type PersistedChatRecord } from '../../../src/client/persistence.js';
@@ -110,8 +110,17 @@ function Probe({
   return <output data-status={result.sessionStatus.type}>{result.statusLabel}</output>;
 }
 
+export interface MountOptions {
+  strict?: boolean;
+  /** Wraps the chat's component (a Suspense boundary, say) on every render. */
+  wrap?: (node: ReactNode) => ReactNode;
+}
+
 /** Mounts one component that calls `useDurableChat(options)`, in its own React root. */
-export function mountChat(options: UseDurableChatOptions, { strict = false } = {}): MountedChat {
+export function mountChat(
+  options: UseDurableChatOptions,
+  { strict = false, wrap = (node: ReactNode) => node }: MountOptions = {},
+): MountedChat {
   const seen: { result: UseDurableChatResult | undefined; renders: number } = {
     result: undefined,
     renders: 0,
@@ -128,12 +137,14 @@ export function mountChat(options: UseDurableChatOptions, { strict = false } = {
     note(labels, result.statusLabel);
   };
   const tree = (next: UseDurableChatOptions) =>
-    strict ? (
-      <StrictMode>
+    wrap(
+      strict ? (
+        <StrictMode>
+          <Probe probeOptions={next} onRender={onRender} />
+        </StrictMode>
+      ) : (
         <Probe probeOptions={next} onRender={onRender} />
-      </StrictMode>
-    ) : (
-      <Probe probeOptions={next} onRender={onRender} />
+      ),
     );
   const view = render(tree(options));
   const current = () => {

@@ -1,14 +1,14 @@
 import { useChat } from '@ai-sdk/react';
 import { render } from '@testing-library/react';
 import type { UIMessage } from 'ai';
-import { StrictMode } from 'react';
+import { type ReactNode, StrictMode } from 'react';
 import { memoryPersistence, type PersistedChatRecord } from '../../../src/client/persistence.js';
 import type { DevServer } from '../../../src/dev-server/index.js';
 import { type UseChatSessionResult, useChatSession } from '../../../src/react/use-chat-session.js';
 import { useFollowTurns } from '../../../src/react/use-follow-turns.js';
 import type { ChatSessionOptions } from '../../../src/session/chat-session-options.js';
 import { startSessionVia, transcript } from '../../transport/support/dev-server-fixture.js';
-import { nodeFetch } from './harness.js';
+import { type MountOptions, nodeFetch } from './harness.js';
 
 /** Session options with the library's defaults (retry, timeouts): memory persistence in `records`, tabs off. */
 export function sessionOptions(
@@ -71,7 +71,10 @@ function PlainChat({
 }
 
 /** Mounts `useChatSession` + the AI SDK's own `useChat({ id: session.id, transport: session.transport })`. */
-export function mountPlainChat(props: PlainChatProps, { strict = false } = {}): MountedPlainChat {
+export function mountPlainChat(
+  props: PlainChatProps,
+  { strict = false, wrap = (node: ReactNode) => node }: MountOptions = {},
+): MountedPlainChat {
   const seen: { session?: UseChatSessionResult; chat?: Helpers; renders: number } = { renders: 0 };
   const statuses: string[] = [];
   const onRender = (session: UseChatSessionResult, chat: Helpers) => {
@@ -81,12 +84,14 @@ export function mountPlainChat(props: PlainChatProps, { strict = false } = {}): 
     if (statuses.at(-1) !== session.status.type) statuses.push(session.status.type);
   };
   const tree = (next: PlainChatProps) =>
-    strict ? (
-      <StrictMode>
+    wrap(
+      strict ? (
+        <StrictMode>
+          <PlainChat props={next} onRender={onRender} />
+        </StrictMode>
+      ) : (
         <PlainChat props={next} onRender={onRender} />
-      </StrictMode>
-    ) : (
-      <PlainChat props={next} onRender={onRender} />
+      ),
     );
   const view = render(tree(props));
   const need = <T,>(value: T | undefined): T => {
