@@ -12,7 +12,7 @@
 
 import type { UIMessage } from 'ai';
 import * as ai from 'ai';
-import { type ReactNode, Suspense, startTransition } from 'react';
+import { type ReactNode, version as reactVersion, Suspense, startTransition } from 'react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { sharedStorage } from '../session/support/core-tabs.js';
@@ -535,7 +535,15 @@ const AI_SEVEN =
   Object.keys(ai).includes('WebSocketChatTransport') &&
   !Object.keys(ai).includes('isToolOrDynamicToolUIPart');
 
+const REACT_18 = reactVersion.startsWith('18.');
+
 const KNOWN_DEFECTS: Record<string, string> = Object.fromEntries([
+  ...(AI_SEVEN && REACT_18
+    ? ['append in flight', 'stored, no chunk yet'].map((moment) => [
+        `useChat + useChatSession: the second tab sends, refused at "${moment}"`,
+        "React 18 + ai 7 only (seen in .ci/run's React 18 step): after its refusal b never shows A's reply, only A's message",
+      ])
+    : []),
   ...(AI_SEVEN
     ? ['the second tab sends, refused', 'the second tab sends, the turn ends meanwhile'].map((action) => [
         `useChat + useChatSession: ${action} at "between turn-complete and trim"`,
