@@ -21,6 +21,10 @@ import { startSessionVia, waitFor } from '../transport/support/dev-server-fixtur
 import {
   type AgentPause,
   BOUND_MS,
+  echoReply,
+  MATRIX_OTHER_TEXT,
+  MATRIX_TEXT,
+  MID_REPLY_CHUNK,
   Page,
   pauseTurn,
   startMomentsServer,
@@ -37,11 +41,9 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const TEXT = 'tell me a long story, in many small pieces please';
-const OTHER = 'from the other tab';
-const reply = (text: string) => `assistant: Echo: ${text}`;
-/** start, start-step, text-start, then 8-character deltas: pause before the 4th delta. */
-const MID_REPLY_CHUNK = 6;
+const TEXT = MATRIX_TEXT;
+const OTHER = MATRIX_OTHER_TEXT;
+const reply = echoReply;
 
 const textsOf = (messages: readonly UIMessage[]) =>
   messages.map((message) => message.parts.map((part) => (part.type === 'text' ? part.text : '')).join(''));

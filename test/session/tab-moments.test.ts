@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { uniqueChatId, waitFor } from '../transport/support/dev-server-fixture.js';
-import { type AgentPause, BOUND_MS, pauseTurn, startMomentsServer } from '../transport/support/moments.js';
+import {
+  type AgentPause,
+  BOUND_MS,
+  echoReply,
+  MATRIX_OTHER_TEXT,
+  MATRIX_TEXT,
+  MID_REPLY_CHUNK,
+  pauseTurn,
+  startMomentsServer,
+} from '../transport/support/moments.js';
 import { type CoreTab, type TabMode, TabsWorld } from './support/core-tabs.js';
 
 /**
@@ -25,11 +34,9 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const TEXT = 'tell me a long story, in many small pieces please';
-const OTHER = 'from the other tab';
-const reply = (text: string) => `assistant: Echo: ${text}`;
-/** The agent writes start, start-step, text-start, then 8-character deltas: pause before the 4th. */
-const MID_REPLY_CHUNK = 6;
+const TEXT = MATRIX_TEXT;
+const OTHER = MATRIX_OTHER_TEXT;
+const reply = echoReply;
 
 interface MomentState {
   pause?: AgentPause;

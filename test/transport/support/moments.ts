@@ -90,6 +90,13 @@ export const pausableEchoAgent = defineAgent({
   },
 });
 
+/** What the tab matrices send, and what the echo agent answers it. */
+export const MATRIX_TEXT = 'tell me a long story, in many small pieces please';
+export const MATRIX_OTHER_TEXT = 'from the other tab';
+export const echoReply = (text: string) => `assistant: Echo: ${text}`;
+/** The agent writes start, start-step, text-start, then 8-character deltas: pause before the 4th. */
+export const MID_REPLY_CHUNK = 6;
+
 export function startMomentsServer(): Promise<DevServer> {
   // trimDelayMs stays the fixture's 60 s: "between turn-complete and trim" is a wide moment.
   return startEchoServer({ agents: [pausableEchoAgent] });
