@@ -242,16 +242,13 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     this.#applyRemoteFinal();
   }
 
-  /** Replaces this tab's copy of a reply with the owner's final one (same id), once idle. */
+  /** Applies the owner's final reply (`withRemoteFinal`), once idle. */
   #applyRemoteFinal(): void {
     const message = this.#remoteFinal;
     if (message === undefined || isBusy(this.chat as never) || this.#resuming) return;
     this.#remoteFinal = undefined;
-    const index = this.chat.messages.findIndex((existing) => existing.id === message.id);
-    if (index === -1) return;
-    const messages = [...this.chat.messages];
-    messages[index] = message;
-    this.chat.messages = messages;
+    const messages = this.#handle.withRemoteFinal(this.chat.messages, message);
+    if (messages !== this.chat.messages) this.chat.messages = messages;
   }
 
   #setQueue(queue: UI_MESSAGE[]): void {

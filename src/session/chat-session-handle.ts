@@ -106,6 +106,13 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   resumeMessageHandler: ((message: UI_MESSAGE) => void) | undefined;
   /** Set by `useDurableChat` / `useFollowTurns`: the messages the chat shows now. */
   shownMessagesHandler: (() => UI_MESSAGE[]) | undefined;
+  /**
+   * The user message of the live turn the chat's record held when it loaded. This page shows
+   * that turn whatever happens next: its resume may reach the chat only after the turn ended
+   * (a slow reload: the owner has moved on to the next turn, an approval's continuation), so
+   * neither the resume nor the next turn brings this message or the reply back.
+   */
+  #foundTurnMessage: UI_MESSAGE | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
   readonly #clock: PacingClock;
   /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
@@ -327,6 +334,37 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     });
     const unregister = sessionRegistry.register(this);
     this.#life.addCleanup(unregister);
+    // A failed load is reported by the tab life (and by the chat's first request).
+    client.ready().then(
+      () => this.#noteFoundTurn(),
+      () => undefined,
+    );
+  }
+
+  /** The chat loaded with a live turn: its message shows at once, before any of its reply. */
+  #noteFoundTurn(): void {
+    const message = this.liveTurnMessage();
+    if (this.#releasedForGood || message?.role !== 'user') return;
+    this.#foundTurnMessage = message;
+    this.resumeMessageHandler?.(message);
+  }
+
+  /**
+   * `messages` with another tab's final reply: it replaces this tab's copy (same id); when this
+   * tab shows no copy but ends with the message of the turn it found live at load (its resume
+   * came after the turn ended), the reply is added after it. Otherwise `messages` as they are.
+   */
+  withRemoteFinal<M extends UIMessage>(messages: M[], message: M): M[] {
+    const index = messages.findIndex((existing) => existing.id === message.id);
+    if (index !== -1) {
+      const next = [...messages];
+      next[index] = message;
+      return next;
+    }
+    const found = this.#foundTurnMessage;
+    if (message.role !== 'assistant' || found === undefined || messages.at(-1)?.id !== found.id)
+      return messages;
+    return [...messages, message];
   }
 
   /**
@@ -459,6 +497,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
           client.store.setState({ turnMessage });
       },
       resumesTurn: () => {
+        // The turn found at load first: the live turn may be a later one by now.
+        const found = this.#foundTurnMessage;
+        if (found !== undefined) this.resumeMessageHandler?.(found);
         const message = this.liveTurnMessage();
         if (message?.role === 'user') this.resumeMessageHandler?.(message);
         return message?.role === 'assistant' ? message : undefined;

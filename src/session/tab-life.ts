@@ -493,10 +493,12 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
 
   #publish(): void {
     const { coordinator } = this.#options;
+    // A trailing tab holds the lock, but the turn it shows is another tab's: it follows it.
+    const following = this.showsOtherTabsTurn();
     const state: TabState = {
       mode: coordinator?.mode ?? 'none',
-      owner: coordinator?.isOwner ?? false,
-      following: this.#phase.type === 'following',
+      owner: (coordinator?.isOwner ?? false) && !following,
+      following,
     };
     const last = this.#published;
     if (last?.mode === state.mode && last.owner === state.owner && last.following === state.following) return;

@@ -155,16 +155,13 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     this.#applyRemoteFinal();
   }
 
-  /** Replaces this tab's copy of a reply with the owner's final one (same id), once idle. */
+  /** Applies the owner's final reply (`withRemoteFinal`), once idle. */
   #applyRemoteFinal(): void {
     const current = this.#chat();
     const message = this.#remoteFinal;
     if (message === undefined || this.#resuming || isBusy(current.status)) return;
     this.#remoteFinal = undefined;
-    const index = current.messages.findIndex((existing) => existing.id === message.id);
-    if (index === -1) return;
-    const messages = [...current.messages];
-    messages[index] = message;
-    current.setMessages(messages);
+    const messages = this.#handle.withRemoteFinal(current.messages, message);
+    if (messages !== current.messages) current.setMessages(messages);
   }
 }
