@@ -150,17 +150,23 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     // Exactly when the record says a turn is live: a finished turn costs no request at all.
     if (!(await this.#gate.turnLive())) return null;
     const update = this.#gate.activity.begin('resuming');
-    // Asked alongside the request: whether the turn is another tab's is known by the time it answers.
-    const following = this.#gate.followsOtherTab();
     try {
-      const stream = await this.#inner.reconnectToStream({ ...options, abortSignal: undefined });
+      // Known before the read starts (at once with Web Locks, after the claim window with the
+      // lease): a turn another tab still drives is only read here, its unanswered append is
+      // that tab's to send (a reload found it in the shared record).
+      const following = await this.#gate.followsOtherTab();
+      const stream = await this.#inner.reconnectToStream({
+        ...options,
+        abortSignal: undefined,
+        resendPending: !following,
+      });
       if (stream === null) {
         update('none');
         return null;
       }
       // useChat({ resume: true }) in a tab that opened while another tab's turn streams: the
       // resume shows that turn, so `isFollowingTurn()` is true for its callbacks.
-      const followed = (await following) ? this.#gate.followResume() : undefined;
+      const followed = following ? this.#gate.followResume() : undefined;
       // Before useChat takes the stream: the reply lands after the message it answers.
       const continued = this.#gate.resumesTurn();
       // A replay of a continuation refers to the continued message's tool calls: rebuild it first.

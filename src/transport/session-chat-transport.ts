@@ -31,6 +31,16 @@ type ReconnectOptions<UI_MESSAGE extends UIMessage> = Parameters<
   ChatTransport<UI_MESSAGE>['reconnectToStream']
 >[0];
 
+/**
+ * `reconnectToStream`'s options, plus what a binding that coordinates tabs knows. `resendPending`:
+ * false when the live turn belongs to another tab of this browser that is still there (its
+ * append, found unanswered in the shared record, is that tab's to send); the resume then only
+ * reads. Default true: the record is this page's own (a reload right after sending).
+ */
+export type ResumeOptions<UI_MESSAGE extends UIMessage> = ReconnectOptions<UI_MESSAGE> & {
+  resendPending?: boolean;
+};
+
 /** Per-call options of the transport's extra methods. */
 export interface SessionCallOptions {
   metadata?: unknown;
@@ -74,6 +84,8 @@ interface ChatEntry {
   owners: WeakMap<TurnStream, TurnEntry>;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
   messageIds: Map<string, string>;
+  /** Part ids of unanswered appends this page sent again (a resume, a takeover): each once. */
+  resentParts: Set<string>;
 }
 
 /** What a resumed turn knows of its own append (see `SessionChatTransport.ownInput`). */
@@ -155,7 +167,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   async reconnectToStream(
-    options: ReconnectOptions<UI_MESSAGE>,
+    options: ResumeOptions<UI_MESSAGE>,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
     const entry = this.#entry(options.chatId);
     const { client } = entry;
@@ -167,8 +179,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const knownStart = live !== undefined;
     const stored = live !== undefined && live.state !== 'sent';
     // This page's own send whose append was still unanswered when it went away: sent again under
-    // its part id (stored once either way), so its reply is known to come.
-    const resend = knownStart && !stored ? state.pendingAppend : undefined;
+    // its part id (stored once either way), so its reply is known to come. Not another tab's
+    // (`resendPending: false`): that tab is still sending it.
+    const unanswered = knownStart && !stored ? state.pendingAppend : undefined;
+    const resend = options.resendPending === false ? undefined : unanswered;
     const resent = resend === undefined ? undefined : this.#resendPending(entry, resend);
     // The turn of this page's own append (or another tab's, via the shared record) is told from
     // other inputs' turns by that append's seq, as its send was; else the first turn after its
@@ -198,7 +212,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       // A settled peek closes before a reply that has not begun yet: never for a turn whose
       // append this chat saw stored (the spec: not right after a submit). A turn whose append
       // was still unanswered may never have reached the server: the peek tells.
-      peekSettled: !(knownStart && (stored || resend !== undefined)),
+      peekSettled: !(knownStart && (stored || unanswered !== undefined)),
       startedAt: client.environment.now(),
       onCancel: () => this.#onDisconnect(entry, turn),
       onEnd: (outcome) => {
@@ -573,8 +587,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * was still unanswered (the shared record's `pendingAppend`): the append is sent again under
    * its part id (the server stores it once, whether or not the first attempt arrived), so the
    * message is answered rather than waited for forever. Does nothing when this chat's live turn
-   * is not waiting for its append, or already holds an unanswered append of its own (a resume
-   * sends that one).
+   * is not waiting for its append. An unanswered append this chat already holds (loaded with the
+   * record) is the one sent, unless this page sent it again already (a resume of its own turn).
    */
   async resendTakenOver(chatId: string, pending: { partId: string; body: string }): Promise<void> {
     const entry = this.#entry(chatId);
@@ -582,8 +596,12 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await client.ready();
     const state = client.getState();
     const live = liveTurn(state.turns);
-    if (state.closed || live === undefined || live.state !== 'sent' || state.pendingAppend !== undefined)
+    if (state.closed || live === undefined || live.state !== 'sent') return;
+    const held = state.pendingAppend;
+    if (held !== undefined) {
+      if (!entry.resentParts.has(held.partId)) await this.#resendPending(entry, held);
       return;
+    }
     writeTurns(
       client.store,
       state.turns.map((record) =>
@@ -595,6 +613,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   #resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
     const { client, ledger } = entry;
+    entry.resentParts.add(pending.partId);
     const owner = client.getState().turns.find((record) => record.partId === pending.partId);
     const target = owner === undefined ? undefined : ledger.entry(owner.id);
     return client.appendBody(pending.body, 'message', { partId: pending.partId }).then(
@@ -796,6 +815,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       ledger: new TurnLedger(client.store),
       owners: new WeakMap(),
       messageIds: new Map(),
+      resentParts: new Set(),
     };
     this.chats.set(chatId, entry);
     return entry;

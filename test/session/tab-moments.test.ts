@@ -145,6 +145,12 @@ interface Cell {
   appends: number;
   /** Tabs that save a turn (onFinish, not following), in order. */
   savers: string[];
+  /**
+   * Tabs that only show A's turn while A is still there: they never send an append, not even A's
+   * unanswered one found in the shared record (it is A's to send; the server would store it once,
+   * but the tab would then read the turn as its own).
+   */
+  readOnly?: CoreTab[];
 }
 
 type Action = (world: TabsWorld, a: CoreTab, b: CoreTab | undefined, moment: Moment) => Promise<Cell>;
@@ -186,6 +192,7 @@ const ACTIONS: Record<string, { opensSecondTab: boolean; apply: Action }> = {
         expected: [`user: ${TEXT}`, reply(TEXT)],
         appends: 1,
         savers: ['a'],
+        readOnly: [opened],
       };
     },
   },
@@ -283,6 +290,11 @@ describe.each(MODES)('tabs without React (%s)', (mode) => {
               transcript: cell.expected,
             });
           expect(world.appendsStored()).toBe(cell.appends);
+          for (const tab of cell.readOnly ?? [])
+            expect({ tab: tab.name, appendsSent: tab.page.appendsSent }).toEqual({
+              tab: tab.name,
+              appendsSent: 0,
+            });
           const errors = world.log.errors.map(({ tab, error }) => ({
             tab,
             code: (error as { code?: string }).code ?? String(error),
