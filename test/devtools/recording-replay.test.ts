@@ -65,6 +65,25 @@ function describeEvent(event: SessionEvent): string {
   }
 }
 
+/**
+ * The recorded exchanges, one a line, with each body piece's time and record ids: a replay
+ * that went differently is mostly a matter of which answer reached the client when.
+ */
+function describeExchanges(recording: SessionRecording): string {
+  return recording.exchanges
+    .map((e) => {
+      const pieces = (e.response?.frames ?? []).map(
+        (frame) => `${frame.at}:${(frame.text.match(/^id: ?\d+/gm) ?? []).join(',')}`,
+      );
+      return `${e.at} ${e.kind} ${e.request.headers['last-event-id'] ?? ''} → ${e.response?.at ?? e.failure?.at} ${e.response?.status ?? e.failure?.message} ${e.response?.end.type ?? ''}@${e.response?.end.at} ${pieces.join(' ')}`;
+    })
+    .join('\n');
+}
+
+function describeRuns(original: Recorded, events: SessionEvent[]): string {
+  return `recorded:\n${describeExchanges(original.recording)}\nrecorded events: ${comparable(original.result.events).join(' | ')}\nreplayed events: ${comparable(events).join(' | ')}`;
+}
+
 interface Recorded {
   result: ConversationResult;
   recording: SessionRecording;
@@ -159,12 +178,8 @@ describe('a recording of a faulty run', () => {
         secretKey: 'not-checked',
         faults: server.faults,
       } as unknown as DevServer;
-      const recorded = original.recording.exchanges.map(
-        (e) =>
-          `${e.at} ${e.kind} ${e.request.headers['last-event-id'] ?? ''} → ${e.response?.at ?? e.failure?.at} ${e.response?.status ?? e.failure?.message} ${e.response?.end.type ?? ''}@${e.response?.end.at}`,
-      );
       const diagnosis = (events: SessionEvent[]) =>
-        `served ${JSON.stringify(replay.served)} unmatched ${JSON.stringify(replay.unmatched)}\nrecorded:\n${recorded.join('\n')}\nrecorded events: ${comparable(original.result.events).join(' | ')}\nreplayed events: ${comparable(events).join(' | ')}`;
+        `served ${JSON.stringify(replay.served)} unmatched ${JSON.stringify(replay.unmatched)}\n${describeRuns(original, events)}`;
       const again = await run(target, original.recording.chatId, false).catch((error: unknown) => {
         throw new Error(`${String(error)}\n${diagnosis([])}`);
       });
@@ -202,8 +217,10 @@ describe('a recording of a faulty run', () => {
         child.once('exit', (code) => reject(new Error(`the CLI exited with ${code}: ${output}`)));
       });
       const target = { url, secretKey: 'not-checked', faults: server.faults } as unknown as DevServer;
-      const again = await run(target, original.recording.chatId, false);
-      expect(again.result.errors).toEqual([]);
+      const again = await run(target, original.recording.chatId, false).catch((error: unknown) => {
+        throw new Error(`${String(error)}\n${describeRuns(original, [])}`);
+      });
+      expect(again.result.errors, describeRuns(original, again.result.events)).toEqual([]);
       expect(again.result.transcript).toEqual(original.result.transcript);
     } finally {
       child.kill('SIGTERM');

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { HEADER } from '../../protocol/headers.js';
 import {
   assertRecording,
   type ExchangeKind,
@@ -9,6 +10,8 @@ import {
   type SessionRecording,
 } from '../../protocol/recording.js';
 import { consoleLogger, type DevServerLogger } from '../logger.js';
+import { ExchangeMatcher } from './exchange-matcher.js';
+import { ReplayClock, type ReplayStep } from './replay-clock.js';
 import { ReplayTokens } from './replay-tokens.js';
 
 export interface ReplayOptions {
@@ -22,6 +25,12 @@ export interface ReplayOptions {
    * sends everything at once (timing-sensitive runs may then go differently).
    */
   speed?: number;
+  /**
+   * How long (ms) a recorded answer waits for a request recorded before it that the client
+   * has not sent yet (see "Matching and timing" on `replayRecording`), before playing on
+   * without it. Default 5,000.
+   */
+  requestWaitMs?: number;
   /** Where requests the recording cannot answer are reported. Default: the console. */
   logger?: DevServerLogger;
 }
@@ -51,18 +60,29 @@ const HOP_BY_HOP = new Set([
   'content-encoding',
 ]);
 
+const DEFAULT_REQUEST_WAIT_MS = 5_000;
+
 const CORS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers': '*',
 };
 
 /**
- * Serves a recording (from `recordSession` or the devtools panel) back to a client: the n-th
- * append, `.out` read and session create get the n-th recorded answer, with its status,
- * headers, body pieces at their recorded pace, and its end (a dropped connection is dropped
- * again, an error answered again). Tokens are minted stand-ins (unsigned, with the recorded
- * scopes and time left); nothing is checked. Point the same client run at `url` to reproduce
- * what the recording saw, in a test or in the playground (`durable-chat dev --replay file`).
+ * Serves a recording (from `recordSession` or the devtools panel) back to a client: each
+ * request gets the recorded answer to the same request, with its status, headers, body pieces
+ * at their recorded pace, and its end (a dropped connection is dropped again, an error
+ * answered again). Tokens are minted stand-ins (unsigned, with the recorded scopes and time
+ * left); nothing is checked. Point the same client run at `url` to reproduce what the
+ * recording saw, in a test or in the playground (`durable-chat dev --replay file`).
+ *
+ * Matching and timing: a `.out` read gets a recorded read from the same cursor
+ * (`Last-Event-ID`), an append the recorded attempt of the same append (`X-Part-Id`, mapped
+ * from the recorded ids in order of first use), any other request one with the same method
+ * and path, each recorded answer once; session creates get the recorded starts in order
+ * (then the last again). The answers play on the recording's clock, which waits for a
+ * recorded request the client has not sent yet (up to `requestWaitMs`), so no answer gets
+ * ahead of a request it came after. A request with no recorded answer left is reported in
+ * `unmatched`.
  */
 export async function replayRecording(
   source: SessionRecording | string,
@@ -73,10 +93,18 @@ export async function replayRecording(
   assertRecording(recording);
   const speed = options.speed ?? 1;
   if (!(speed > 0)) throw new TypeError(`speed must be above 0 (Infinity: no waits), not ${options.speed}`);
+  const requestWaitMs = options.requestWaitMs ?? DEFAULT_REQUEST_WAIT_MS;
+  if (!(requestWaitMs >= 0))
+    throw new TypeError(`requestWaitMs must be 0 or more, not ${String(options.requestWaitMs)}`);
   const logger = options.logger ?? consoleLogger;
   const tokens = new ReplayTokens(recording.tokens);
-  const queues: Record<ExchangeKind, RecordedExchange[]> = { append: [], out: [], other: [] };
-  for (const exchange of recording.exchanges) queues[exchange.kind].push(exchange);
+  const matcher = new ExchangeMatcher(recording.exchanges);
+  const clock = new ReplayClock(recording.exchanges, speed, requestWaitMs, (missing) =>
+    logger.warn(
+      `replay: the recorded ${missing.request.method} ${missing.request.path} (at ${missing.at} ms) has not come; playing on without it`,
+    ),
+  );
+  const order = new Map(recording.exchanges.map((exchange, index) => [exchange, index]));
   const served: ReplayServer['served'] = { append: 0, out: 0, other: 0, create: 0 };
   const unmatched: UnmatchedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -115,9 +143,20 @@ export async function replayRecording(
       return;
     }
     const kind = exchangeKindOf(method, path);
-    const exchange = queues[kind][served[kind]];
+    const exchange = matcher.match({
+      method,
+      path,
+      kind,
+      lastEventId: singleHeader(request.headers[HEADER.lastEventId]),
+      partId: singleHeader(request.headers[HEADER.partId]),
+    });
     if (exchange === undefined) {
-      note({ method, path, kind }, 'the recording has no more answers of this kind');
+      note(
+        { method, path, kind },
+        kind === 'out'
+          ? `the recording has no read from this cursor (Last-Event-ID ${singleHeader(request.headers[HEADER.lastEventId]) ?? 'none'}) left`
+          : 'the recording has no answer for this request left',
+      );
       // Beyond the recording: a read waits as an idle long poll would (until the client
       // leaves); anything else fails loudly.
       if (kind !== 'out') {
@@ -137,63 +176,51 @@ export async function replayRecording(
     logger.warn(`replay: ${request.method} ${request.path}: ${why}`);
   };
 
-  // The recording's clock, anchored when the first recorded request arrives: every step is
-  // played no earlier than its place on that clock, so steps of different requests keep the
-  // order they had (an append's answer before or after a read's batch), and no earlier than
-  // its delay after its own request, so a client that runs late still sees each wait.
-  let anchor: number | undefined;
   const play = (exchange: RecordedExchange, response: ServerResponse) => {
-    const arrived = Date.now();
-    anchor ??= arrived - exchange.at / speed;
-    const origin = anchor;
-    const timers: ReturnType<typeof setTimeout>[] = [];
-    const at = (recordedAt: number, run: () => void) => {
-      const due = Math.max(
-        origin + recordedAt / speed,
-        arrived + Math.max(0, recordedAt - exchange.at) / speed,
-      );
-      timers.push(setTimeout(run, Math.max(0, due - Date.now())));
-    };
-    response.on('close', () => {
-      for (const timer of timers) clearTimeout(timer);
-    });
+    const steps: ReplayStep[] = [];
     const { failure, response: answer } = exchange;
     if (answer === undefined) {
       // No answer was recorded: a broken connection breaks again; one the client gave up on
       // (a timeout, a stop) stays unanswered until the client leaves again.
-      if (failure !== undefined && !failure.aborted) at(failure.at, () => response.destroy());
-      return;
-    }
-    // One step at a time, each scheduled once the one before it ran: pieces of a body are
-    // written in their recorded order whatever the timers do.
-    const steps: { at: number; run: () => void }[] = [
-      {
-        at: answer.at,
-        run: () => {
-          const headers: Record<string, string> = { ...CORS };
-          for (const [name, value] of Object.entries(answer.headers)) {
-            if (!HOP_BY_HOP.has(name) && !name.startsWith('access-control-'))
-              headers[name] = tokens.fill(value);
-          }
-          response.writeHead(answer.status, headers);
-          response.flushHeaders();
+      if (failure !== undefined && !failure.aborted)
+        steps.push({ at: failure.at, run: () => response.destroy() });
+    } else {
+      // Written pieces reach the socket before a recorded drop cuts it: a drop that took the
+      // last piece with it would leave the client's cursor short of the recorded one.
+      let flushed: Promise<void> = Promise.resolve();
+      const write = (text: string) => {
+        flushed = new Promise((resolve) => response.write(text, () => resolve()));
+      };
+      steps.push(
+        {
+          at: answer.at,
+          run: () => {
+            const headers: Record<string, string> = { ...CORS };
+            for (const [name, value] of Object.entries(answer.headers)) {
+              if (!HOP_BY_HOP.has(name) && !name.startsWith('access-control-'))
+                headers[name] = tokens.fill(value);
+            }
+            response.writeHead(answer.status, headers);
+            response.flushHeaders();
+          },
         },
+        ...answer.frames.map((frame) => ({ at: frame.at, run: () => write(tokens.fill(frame.text)) })),
+      );
+      const { end } = answer;
+      if (end.type === 'complete') steps.push({ at: end.at, run: () => response.end() });
+      else if (end.type === 'dropped')
+        steps.push({ at: end.at, run: () => void flushed.then(() => response.destroy()) });
+      // `aborted` / `open`: the client ended it, or it was still open: held until the client leaves.
+    }
+    // The client may have left since the step was due (its `close` is yet to come).
+    const live = steps.map((step) => ({
+      at: step.at,
+      run: () => {
+        if (!response.destroyed) step.run();
       },
-      ...answer.frames.map((frame) => ({ at: frame.at, run: () => response.write(tokens.fill(frame.text)) })),
-    ];
-    const { end } = answer;
-    if (end.type === 'complete') steps.push({ at: end.at, run: () => response.end() });
-    else if (end.type === 'dropped') steps.push({ at: end.at, run: () => response.destroy() });
-    // `aborted` / `open`: the client ended it, or it was still open: held until the client leaves.
-    const next = (index: number) => {
-      const step = steps[index];
-      if (step === undefined || response.destroyed) return;
-      at(step.at, () => {
-        step.run();
-        next(index + 1);
-      });
-    };
-    next(0);
+    }));
+    const cancel = clock.play(exchange, order.get(exchange) ?? 0, live);
+    response.on('close', cancel);
   };
 
   const server = createServer(handle);
@@ -216,10 +243,15 @@ export async function replayRecording(
     unmatched,
     close: () =>
       new Promise<void>((resolve) => {
+        clock.close();
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
   };
+}
+
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** The session id the recorded requests used, for a recording that began after the start. */
