@@ -17,6 +17,13 @@ export interface TurnGate {
   enter(): Promise<void>;
   /** A send was refused because another tab drives the turn: the id of the message it did not send. */
   refused(messageId: string): void;
+  /**
+   * This tab's send of a user message begins (`messageId`), or its turn is over (undefined): while
+   * it waits for the lock, another tab's turn it follows goes before it (see `inServerOrder`).
+   */
+  ownSend(messageId: string | undefined): void;
+  /** A resume that shows another tab's turn shows its reply under this id (see `inServerOrder`). */
+  followedReply(messageId: string): void;
   /** The send is over (its stream was returned, or it failed). */
   leave(): void;
   /** A stream reached the chat; `onEnd` must be called once when it is over. */
@@ -83,9 +90,16 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     this.#checkChatId(options.chatId);
     const watch = watchAbort(options.abortSignal, this.#gate);
     const update = this.#gate.activity.begin('sending');
+    const sent = options.messages.at(-1);
+    const ownMessageId = options.trigger === 'submit-message' && sent?.role === 'user' ? sent.id : undefined;
+    if (ownMessageId !== undefined) this.#gate.ownSend(ownMessageId);
+    const ownOver = () => {
+      if (ownMessageId !== undefined) this.#gate.ownSend(undefined);
+    };
     try {
       await this.#gate.enter();
     } catch (error) {
+      ownOver();
       update('none', error instanceof Error ? error : undefined);
       // Another tab drives the turn: this message was never sent (the chat takes it out).
       const last = options.messages.at(-1);
@@ -116,8 +130,13 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       update('appended');
       this.#gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
       if (this.#gate.takeStopRequest()) await this.#gate.stop();
-      return relay(stream, options.abortSignal, watch, this.#gate, update, this.#gate.streamOpened());
+      const onEnd = this.#gate.streamOpened();
+      return relay(stream, options.abortSignal, watch, this.#gate, update, () => {
+        onEnd();
+        ownOver();
+      });
     } catch (error) {
+      ownOver();
       if (this.#gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);
       throw error;
@@ -169,7 +188,9 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
           ? withShownContinuation(stream, (messageId) => this.#gate.shownMessage(messageId))
           : prefixedStream(chunksRebuilding(continued), stream);
       const onEnd = this.#gate.streamOpened();
-      return relay(replay, options.abortSignal, watch, this.#gate, update, () => {
+      const shown =
+        followed === undefined ? replay : noteReplyId(replay, (id) => this.#gate.followedReply(id));
+      return relay(shown, options.abortSignal, watch, this.#gate, update, () => {
         onEnd();
         followed?.();
       });
@@ -190,4 +211,19 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       field: 'chatId',
     });
   }
+}
+
+/** The stream as is; `onReplyId` hears the id of the reply it shows (its `start` chunk's). */
+function noteReplyId(
+  stream: ReadableStream<UIMessageChunk>,
+  onReplyId: (messageId: string) => void,
+): ReadableStream<UIMessageChunk> {
+  return stream.pipeThrough(
+    new TransformStream<UIMessageChunk, UIMessageChunk>({
+      transform(chunk, controller) {
+        if (chunk.type === 'start' && chunk.messageId !== undefined) onReplyId(chunk.messageId);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
 }

@@ -565,10 +565,6 @@ const KNOWN_DEFECTS: Record<string, string> = Object.fromEntries([
       `${path}: the second tab sends, the turn ends meanwhile at "before the append is sent"`,
       'refused at once with TURN_IN_OTHER_TAB (no wait for the owner to let go, unlike the later moments), so b never sends its message',
     ],
-    ...['append in flight', 'stored, no chunk yet'].map((moment) => [
-      `${path}: the second tab sends, the turn ends meanwhile at "${moment}"`,
-      "wrong order: b shows and saves [A's message, b's message, A's reply, b's reply]",
-    ]),
   ]),
 ]);
 

@@ -35,7 +35,7 @@ describe('TurnFollow', () => {
       status: 'ready',
       messages: [],
       setMessages(next) {
-        chat.messages = next;
+        chat.messages = typeof next === 'function' ? next(chat.messages) : next;
       },
       resumeStream: () => {
         resumes.push(1);
