@@ -547,12 +547,6 @@ const KNOWN_DEFECTS: Record<string, string> = Object.fromEntries([
       ])
     : []),
   ...(AI_SEVEN
-    ? ['the second tab sends, refused', 'the second tab sends, the turn ends meanwhile'].map((action) => [
-        `useChat + useChatSession: ${action} at "between turn-complete and trim"`,
-        "ai 7 only: b loses its own message, shows and saves [A's message, A's reply, b's reply] (a has all four)",
-      ])
-    : []),
-  ...(AI_SEVEN
     ? []
     : [
         [
