@@ -77,6 +77,8 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
   readonly resumeStreamIsReplay = true;
   /** The abort watch of the latest resume: a newer resume marks it superseded. */
   #resumeWatch: AbortWatch | undefined;
+  /** The abort watches of the streams this transport hands out that have not ended. */
+  readonly #openWatches = new Set<AbortWatch>();
 
   readonly #inner: SessionChatTransport<UI_MESSAGE>;
   readonly #gate: TurnGate;
@@ -130,7 +132,7 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       update('appended');
       this.#gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
       if (this.#gate.takeStopRequest()) await this.#gate.stop();
-      const onEnd = this.#gate.streamOpened();
+      const onEnd = this.#opened(watch);
       return relay(stream, options.abortSignal, watch, this.#gate, update, () => {
         onEnd();
         ownOver();
@@ -172,6 +174,12 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     // Asked alongside the request: whether the turn is another tab's is known by the time it answers.
     const following = this.#gate.followsOtherTab();
     try {
+      // The session transport lets go of the chat's stream it reads now for this one (one reader
+      // per chat). That stream's chat is not the one this resume shows: a second `Chat` for this
+      // chat (`@ai-sdk/react` 3 makes one when a render held back by a suspended transition
+      // switched its chat and a render on the shown chat came first). It hears nothing, as a chat
+      // that was left: an error would reach the app's `onError` from a chat switch.
+      for (const open of this.#openWatches) if (open !== watch) open.superseded = true;
       const stream = await this.#inner.reconnectToStream({ ...options, abortSignal: undefined });
       if (stream === null) {
         update('none');
@@ -187,7 +195,7 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
         continued === undefined
           ? withShownContinuation(stream, (messageId) => this.#gate.shownMessage(messageId))
           : prefixedStream(chunksRebuilding(continued), stream);
-      const onEnd = this.#gate.streamOpened();
+      const onEnd = this.#opened(watch);
       const shown =
         followed === undefined ? replay : noteReplyId(replay, (id) => this.#gate.followedReply(id));
       return relay(shown, options.abortSignal, watch, this.#gate, update, () => {
@@ -199,6 +207,16 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       update('none', error instanceof Error ? error : undefined);
       throw error;
     }
+  }
+
+  /** A stream goes to the chat: `streamOpened`, and its watch is open until the returned function runs. */
+  #opened(watch: AbortWatch): () => void {
+    const onEnd = this.#gate.streamOpened();
+    this.#openWatches.add(watch);
+    return () => {
+      this.#openWatches.delete(watch);
+      onEnd();
+    };
   }
 
   /** `useChat` without `id: session.id` makes up its own chat id: refuse it loudly rather than drive another session. */

@@ -546,14 +546,6 @@ const KNOWN_DEFECTS: Record<string, string> = Object.fromEntries([
         "React 18 + ai 7 only (seen in .ci/run's React 18 step): after its refusal b never shows A's reply, only A's message",
       ])
     : []),
-  ...(AI_SEVEN
-    ? []
-    : [
-        [
-          'useChat + useChatSession: switch to chat B in a suspended transition and back at "before the append is sent"',
-          "ai 6 only: chat A's onError hears STREAM_DISCONNECTED (a switch is documented silent); transcript, appends and save are right",
-        ],
-      ]),
   ...Object.keys(PATHS).flatMap((path) => [
     [
       `${path}: the second tab sends, the turn ends meanwhile at "before the append is sent"`,
