@@ -57,4 +57,36 @@ describe('TurnFollow', () => {
     expect(chat.messages.map((shown) => shown.id)).toEqual(['theirs']);
     expect(resumes).toEqual([1]);
   });
+
+  it("applies another tab's final reply to the chat's messages as they are, not to the committed render's: a message sent since stays", () => {
+    const handle = fakeHandle('none');
+    const reply = (text: string): UIMessage => ({
+      id: 'reply',
+      role: 'assistant',
+      parts: [{ type: 'text', text }],
+    });
+    // What the chat holds; `messages` is the committed render's copy (as useChat's result).
+    let held: UIMessage[] = [message('theirs', 'from the other tab'), reply('partial')];
+    const chat: FollowableChat = {
+      status: 'ready',
+      messages: held,
+      setMessages(next) {
+        held = typeof next === 'function' ? next(held) : next;
+      },
+      resumeStream: () => new Promise<void>(() => {}),
+    };
+    const follow = new TurnFollow(handle as unknown as ChatSessionHandle, () => chat);
+    follow.attach();
+    follow.observe();
+    // This tab sends: the chat has its message, the render that shows it (busy) has not committed.
+    held = [...held, message('mine', 'from this tab')];
+    (handle.remoteFinishHandler as (final: UIMessage) => void)(reply('the whole reply'));
+    expect(
+      held.map((shown) => [shown.id, shown.parts[0]?.type === 'text' ? shown.parts[0].text : '']),
+    ).toEqual([
+      ['theirs', 'from the other tab'],
+      ['reply', 'the whole reply'],
+      ['mine', 'from this tab'],
+    ]);
+  });
 });
