@@ -128,6 +128,9 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     const done = () => {
       this.#resuming = false;
       this.#followingTurn = false;
+      // A send of this tab that waited for a followed turn to end goes after it, as the server has it.
+      const ordered = this.#handle.inServerOrder(this.chat.messages);
+      if (ordered !== this.chat.messages) this.chat.messages = ordered;
       this.whenIdle();
     };
     // useChat reports a failed resume through `error` / onError; anything else is unexpected.

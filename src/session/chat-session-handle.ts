@@ -97,6 +97,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   followedResumes = 0;
   /** The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; see `takeRefused`). */
   #refusedMessageId: string | undefined;
+  /** This tab's own send of a user message, from its start (waiting for the lock) to its turn's end. */
+  #ownSendMessageId: string | undefined;
+  /** The reply of the last turn of another tab a resume showed (see `inServerOrder`). */
+  #followedReplyId: string | undefined;
   /** Set by `useDurableChat`: another tab's reply as it ended. */
   remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
   /**
@@ -381,6 +385,26 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
+   * `messages` in the order the server saw the turns, called when a followed turn's request
+   * ended: a send of this tab that waited for the lock while another tab's turn ended went out
+   * after that turn, but the chat had it already, so the followed reply landed after it. That
+   * message moves to right after the followed reply. The same array when nothing moves.
+   */
+  inServerOrder<M extends UIMessage>(messages: M[]): M[] {
+    const own = this.#ownSendMessageId;
+    const reply = this.#followedReplyId;
+    this.#followedReplyId = undefined;
+    if (own === undefined || reply === undefined) return messages;
+    const ownIndex = messages.findIndex((message) => message.id === own);
+    const replyIndex = messages.findIndex((message) => message.id === reply);
+    if (ownIndex === -1 || replyIndex < ownIndex) return messages;
+    const ordered = [...messages];
+    const [moved] = ordered.splice(ownIndex, 1);
+    if (moved !== undefined) ordered.splice(replyIndex, 0, moved);
+    return ordered;
+  }
+
+  /**
    * The message the live turn answers (the user's, or the assistant message it continues), from
    * the record; undefined when none is known or it is unusable.
    */
@@ -479,6 +503,12 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       },
       refused: (messageId) => {
         this.#refusedMessageId = messageId;
+      },
+      ownSend: (messageId) => {
+        this.#ownSendMessageId = messageId;
+      },
+      followedReply: (messageId) => {
+        this.#followedReplyId = messageId;
       },
       leave: () => {
         this.#inFlight -= 1;

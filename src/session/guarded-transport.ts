@@ -17,6 +17,13 @@ export interface TurnGate {
   enter(): Promise<void>;
   /** A send was refused because another tab drives the turn: the id of the message it did not send. */
   refused(messageId: string): void;
+  /**
+   * This tab's send of a user message begins (`messageId`), or its turn is over (undefined): while
+   * it waits for the lock, another tab's turn it follows goes before it (see `inServerOrder`).
+   */
+  ownSend(messageId: string | undefined): void;
+  /** A resume that shows another tab's turn shows its reply under this id (see `inServerOrder`). */
+  followedReply(messageId: string): void;
   /** The send is over (its stream was returned, or it failed). */
   leave(): void;
   /** A stream reached the chat; `onEnd` must be called once when it is over. */
@@ -70,6 +77,8 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
   readonly resumeStreamIsReplay = true;
   /** The abort watch of the latest resume: a newer resume marks it superseded. */
   #resumeWatch: AbortWatch | undefined;
+  /** The abort watches of the streams this transport hands out that have not ended. */
+  readonly #openWatches = new Set<AbortWatch>();
 
   readonly #inner: SessionChatTransport<UI_MESSAGE>;
   readonly #gate: TurnGate;
@@ -83,9 +92,16 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     this.#checkChatId(options.chatId);
     const watch = watchAbort(options.abortSignal, this.#gate);
     const update = this.#gate.activity.begin('sending');
+    const sent = options.messages.at(-1);
+    const ownMessageId = options.trigger === 'submit-message' && sent?.role === 'user' ? sent.id : undefined;
+    if (ownMessageId !== undefined) this.#gate.ownSend(ownMessageId);
+    const ownOver = () => {
+      if (ownMessageId !== undefined) this.#gate.ownSend(undefined);
+    };
     try {
       await this.#gate.enter();
     } catch (error) {
+      ownOver();
       update('none', error instanceof Error ? error : undefined);
       // Another tab drives the turn: this message was never sent (the chat takes it out).
       const last = options.messages.at(-1);
@@ -116,8 +132,13 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       update('appended');
       this.#gate.announce(options.trigger === 'submit-message' && last?.role === 'user' ? last : undefined);
       if (this.#gate.takeStopRequest()) await this.#gate.stop();
-      return relay(stream, options.abortSignal, watch, this.#gate, update, this.#gate.streamOpened());
+      const onEnd = this.#opened(watch);
+      return relay(stream, options.abortSignal, watch, this.#gate, update, () => {
+        onEnd();
+        ownOver();
+      });
     } catch (error) {
+      ownOver();
       if (this.#gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);
       throw error;
@@ -155,6 +176,12 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       // lease): a turn another tab still drives is only read here, its unanswered append is
       // that tab's to send (a reload found it in the shared record).
       const following = await this.#gate.followsOtherTab();
+      // The session transport lets go of the chat's stream it reads now for this one (one reader
+      // per chat). That stream's chat is not the one this resume shows: a second `Chat` for this
+      // chat (`@ai-sdk/react` 3 makes one when a render held back by a suspended transition
+      // switched its chat and a render on the shown chat came first). It hears nothing, as a chat
+      // that was left: an error would reach the app's `onError` from a chat switch.
+      for (const open of this.#openWatches) if (open !== watch) open.superseded = true;
       const stream = await this.#inner.reconnectToStream({
         ...options,
         abortSignal: undefined,
@@ -174,8 +201,10 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
         continued === undefined
           ? withShownContinuation(stream, (messageId) => this.#gate.shownMessage(messageId))
           : prefixedStream(chunksRebuilding(continued), stream);
-      const onEnd = this.#gate.streamOpened();
-      return relay(replay, options.abortSignal, watch, this.#gate, update, () => {
+      const onEnd = this.#opened(watch);
+      const shown =
+        followed === undefined ? replay : noteReplyId(replay, (id) => this.#gate.followedReply(id));
+      return relay(shown, options.abortSignal, watch, this.#gate, update, () => {
         onEnd();
         followed?.();
       });
@@ -184,6 +213,16 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       update('none', error instanceof Error ? error : undefined);
       throw error;
     }
+  }
+
+  /** A stream goes to the chat: `streamOpened`, and its watch is open until the returned function runs. */
+  #opened(watch: AbortWatch): () => void {
+    const onEnd = this.#gate.streamOpened();
+    this.#openWatches.add(watch);
+    return () => {
+      this.#openWatches.delete(watch);
+      onEnd();
+    };
   }
 
   /** `useChat` without `id: session.id` makes up its own chat id: refuse it loudly rather than drive another session. */
@@ -196,4 +235,19 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       field: 'chatId',
     });
   }
+}
+
+/** The stream as is; `onReplyId` hears the id of the reply it shows (its `start` chunk's). */
+function noteReplyId(
+  stream: ReadableStream<UIMessageChunk>,
+  onReplyId: (messageId: string) => void,
+): ReadableStream<UIMessageChunk> {
+  return stream.pipeThrough(
+    new TransformStream<UIMessageChunk, UIMessageChunk>({
+      transform(chunk, controller) {
+        if (chunk.type === 'start' && chunk.messageId !== undefined) onReplyId(chunk.messageId);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
 }

@@ -14,7 +14,9 @@ export interface AbortWatch {
   readonly seen: { attached: boolean; detaches: number } | undefined;
   /**
    * A newer resume replaced this one: `useChat` aborts a resume in flight when it starts
-   * another (a tab's mount resume, then the turn it is shown), which is no stop.
+   * another (a tab's mount resume, then the turn it is shown), which is no stop. Or this page's
+   * reader moved to a resume of another `Chat` (see `GuardedTransport`): the stream it let go
+   * of ends silently, as a released session's.
    */
   superseded: boolean;
 }
@@ -129,7 +131,7 @@ export function relay(
     });
   };
   const fail = (controller: ReadableStreamDefaultController<UIMessageChunk>, error: unknown) => {
-    if (gate.released()) {
+    if (gate.released() || watch.superseded) {
       park();
       return new Promise<void>(() => {});
     }

@@ -2,12 +2,21 @@ import type { ChatStatus, UIMessage } from 'ai';
 import type { ChatSessionHandle } from './chat-session-handle.js';
 import type { RemoteTurn } from './chat-session-options.js';
 
-/** The parts of a chat (`useChat`'s result, or any AI SDK `Chat`) that showing another tab's turn needs. */
+/** A change of the chat's messages, applied to the messages the chat has when it runs. */
+export type MessagesUpdate<UI_MESSAGE extends UIMessage> = (messages: UI_MESSAGE[]) => UI_MESSAGE[];
+
+/** The parts of a chat (`useChat`'s result) that showing another tab's turn needs. */
 export interface FollowableChat<UI_MESSAGE extends UIMessage = UIMessage> {
   status: ChatStatus;
   error?: Error | undefined;
   messages: UI_MESSAGE[];
-  setMessages(messages: UI_MESSAGE[]): void;
+  /**
+   * As `useChat`'s: an update function gets the chat's messages as they are now. `messages` is
+   * the committed render's, older than the chat's while a write waits for its render, so every
+   * change `TurnFollow` makes is an update function: a whole array built from `messages` would put
+   * back what an earlier change (a reorder, another tab's final reply) just replaced.
+   */
+  setMessages(messages: UI_MESSAGE[] | MessagesUpdate<UI_MESSAGE>): void;
   resumeStream(): Promise<void>;
 }
 
@@ -56,11 +65,10 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#applyRemoteFinal();
     };
     // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
-    const onResumeMessage = (message: UI_MESSAGE) => {
-      const current = this.#chat();
-      if (!current.messages.some((existing) => existing.id === message.id))
-        current.setMessages([...current.messages, message]);
-    };
+    const onResumeMessage = (message: UI_MESSAGE) =>
+      this.#update((messages) =>
+        messages.some((existing) => existing.id === message.id) ? messages : [...messages, message],
+      );
     handle.remoteTurnHandler = show;
     handle.remoteFinishHandler = onRemoteFinish;
     handle.resumeMessageHandler = onResumeMessage;
@@ -121,11 +129,13 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     }
     this.#pendingTurn = undefined;
     const { message } = turn;
-    // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
-    let messages = handle.withoutRefused(current.messages);
-    if (message !== undefined && !messages.some((existing) => existing.id === message.id))
-      messages = [...messages, message];
-    if (messages !== current.messages) current.setMessages(messages);
+    this.#update((shown) => {
+      // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
+      const messages = handle.withoutRefused(shown);
+      return message === undefined || messages.some((existing) => existing.id === message.id)
+        ? messages
+        : [...messages, message];
+    });
     this.#resuming = true;
     // A turn this tab took over (its owner went away; or it was this page's own before a
     // reload) is this tab's to answer, as in useDurableChat; another tab's turn is followed.
@@ -134,6 +144,8 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     const done = () => {
       this.#resuming = false;
       if (followed) handle.followedRequests -= 1;
+      // A send of this tab that waited for this turn to end goes after it, as the server has it.
+      this.#update((messages) => handle.inServerOrder(messages));
       this.#whenIdle();
     };
     current.resumeStream().then(done, (error: unknown) => {
@@ -150,8 +162,7 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#show(this.#pendingTurn);
       return;
     }
-    const messages = this.#handle.withoutRefused(current.messages);
-    if (messages !== current.messages) current.setMessages(messages);
+    this.#update((messages) => this.#handle.withoutRefused(messages));
     this.#applyRemoteFinal();
   }
 
@@ -161,7 +172,11 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     const message = this.#remoteFinal;
     if (message === undefined || this.#resuming || isBusy(current.status)) return;
     this.#remoteFinal = undefined;
-    const messages = this.#handle.withRemoteFinal(current.messages, message);
-    if (messages !== current.messages) current.setMessages(messages);
+    this.#update((messages) => this.#handle.withRemoteFinal(messages, message));
+  }
+
+  /** Changes the chat's messages as they are when the change runs (see `FollowableChat.setMessages`). */
+  #update(change: MessagesUpdate<UI_MESSAGE>): void {
+    this.#chat().setMessages(change);
   }
 }

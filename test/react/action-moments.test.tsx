@@ -546,29 +546,15 @@ const KNOWN_DEFECTS: Record<string, string> = Object.fromEntries([
         "React 18 + ai 7 only (seen in .ci/run's React 18 step): after its refusal b never shows A's reply, only A's message",
       ])
     : []),
-  ...(AI_SEVEN
-    ? ['the second tab sends, refused', 'the second tab sends, the turn ends meanwhile'].map((action) => [
-        `useChat + useChatSession: ${action} at "between turn-complete and trim"`,
-        "ai 7 only: b loses its own message, shows and saves [A's message, A's reply, b's reply] (a has all four)",
-      ])
-    : []),
-  ...(AI_SEVEN
-    ? []
-    : [
-        [
-          'useChat + useChatSession: switch to chat B in a suspended transition and back at "before the append is sent"',
-          "ai 6 only: chat A's onError hears STREAM_DISCONNECTED (a switch is documented silent); transcript, appends and save are right",
-        ],
-      ]),
+  // Not fixed: what this cell asks contradicts test/react/tab-races.test.tsx, item 4 (two tabs send
+  // at the same moment: the loser is refused when the winner's turn is announced, though that turn
+  // ends within the grace). b cannot tell the two apart: in both, the owner held the lock and had
+  // announced nothing when b's send began waiting. Which one is right is a product decision.
   ...Object.keys(PATHS).flatMap((path) => [
     [
       `${path}: the second tab sends, the turn ends meanwhile at "before the append is sent"`,
       'refused at once with TURN_IN_OTHER_TAB (no wait for the owner to let go, unlike the later moments), so b never sends its message',
     ],
-    ...['append in flight', 'stored, no chunk yet'].map((moment) => [
-      `${path}: the second tab sends, the turn ends meanwhile at "${moment}"`,
-      "wrong order: b shows and saves [A's message, b's message, A's reply, b's reply]",
-    ]),
   ]),
 ]);
 

@@ -20,6 +20,8 @@ function page(clock: ReturnType<typeof manualClock>): TurnGate {
     renderWindowMs: () => W,
     enter: async () => {},
     refused: () => {},
+    ownSend: () => {},
+    followedReply: () => {},
     leave: () => {},
     streamOpened: () => () => {},
     resumeStarted: () => () => {},

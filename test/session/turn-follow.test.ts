@@ -20,6 +20,9 @@ function fakeHandle(refused: string) {
     followedResumes: 0,
     getTabState: () => ({ mode: 'locks', owner: false, following: true }),
     withoutRefused: (messages: UIMessage[]) => messages.filter((candidate) => candidate.id !== refused),
+    // The handle's rule for a final reply this tab shows a copy of: replaced by id.
+    withRemoteFinal: (messages: UIMessage[], message: UIMessage) =>
+      messages.map((existing) => (existing.id === message.id ? message : existing)),
     activity: { clearError: () => {} },
     client: { environment: { warn: () => {} } },
     announceFinished: () => {},
@@ -35,7 +38,7 @@ describe('TurnFollow', () => {
       status: 'ready',
       messages: [],
       setMessages(next) {
-        chat.messages = next;
+        chat.messages = typeof next === 'function' ? next(chat.messages) : next;
       },
       resumeStream: () => {
         resumes.push(1);
@@ -56,5 +59,37 @@ describe('TurnFollow', () => {
     follow.observe();
     expect(chat.messages.map((shown) => shown.id)).toEqual(['theirs']);
     expect(resumes).toEqual([1]);
+  });
+
+  it("applies another tab's final reply to the chat's messages as they are, not to the committed render's: a message sent since stays", () => {
+    const handle = fakeHandle('none');
+    const reply = (text: string): UIMessage => ({
+      id: 'reply',
+      role: 'assistant',
+      parts: [{ type: 'text', text }],
+    });
+    // What the chat holds; `messages` is the committed render's copy (as useChat's result).
+    let held: UIMessage[] = [message('theirs', 'from the other tab'), reply('partial')];
+    const chat: FollowableChat = {
+      status: 'ready',
+      messages: held,
+      setMessages(next) {
+        held = typeof next === 'function' ? next(held) : next;
+      },
+      resumeStream: () => new Promise<void>(() => {}),
+    };
+    const follow = new TurnFollow(handle as unknown as ChatSessionHandle, () => chat);
+    follow.attach();
+    follow.observe();
+    // This tab sends: the chat has its message, the render that shows it (busy) has not committed.
+    held = [...held, message('mine', 'from this tab')];
+    (handle.remoteFinishHandler as (final: UIMessage) => void)(reply('the whole reply'));
+    expect(
+      held.map((shown) => [shown.id, shown.parts[0]?.type === 'text' ? shown.parts[0].text : '']),
+    ).toEqual([
+      ['theirs', 'from the other tab'],
+      ['reply', 'the whole reply'],
+      ['mine', 'from this tab'],
+    ]);
   });
 });

@@ -160,8 +160,9 @@ export class CoreTab {
       get messages() {
         return chat.messages;
       },
+      // As useChat's: an update function gets the chat's messages as they are now.
       setMessages: (next) => {
-        chat.messages = next;
+        chat.messages = typeof next === 'function' ? next(chat.messages) : next;
       },
       resumeStream: () => chat.resumeStream(),
     }));
