@@ -11,6 +11,12 @@ import type { TabCoordinator } from './tab-coordinator.js';
 /** How long a send waits for an owner that is just letting go (its turn ended a moment ago). */
 const ACQUIRE_GRACE_MS = 500;
 
+/**
+ * How long a tab that learned of a new turn from the shared record waits for the owner's
+ * announcement (it carries the user's message) before it follows the turn without it.
+ */
+const ANNOUNCEMENT_GRACE_MS = 200;
+
 export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   client: SessionClient;
   coordinator: TabCoordinator | undefined;
@@ -148,6 +154,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * would replay the ended turn as its own: save it, even append to it.
    */
   #recordHold: (() => void) | undefined;
+  /** Turn announcements heard so far (a storage event's follow waits for the next one). */
+  #announcements = 0;
 
   readonly #options: TabLifeOptions<UI_MESSAGE>;
 
@@ -158,6 +166,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       this.#cleanups.push(
         coordinator.onMessage((message) => {
           if (message.type === 'turn-started') {
+            this.#announcements += 1;
             // Another tab started a turn: a send of this tab waiting for the lock has lost the race.
             this.#grace?.abort();
             void this.#onAnnouncement(message.message as UI_MESSAGE | undefined);
@@ -461,9 +470,20 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       const { key: changed, newValue, storageArea } = event as StorageEvent;
       if (changed !== key || newValue === null || (storageArea !== null && storageArea !== web.area()))
         return;
-      const startsTurn = this.#adopt(newValue);
-      // With a BroadcastChannel the announcement (which carries the user's message) follows.
-      if (startsTurn && coordinator?.hasChannel === false) this.#follow(undefined, true);
+      if (!this.#adopt(newValue)) return;
+      if (coordinator?.hasChannel !== true) {
+        this.#follow(undefined, true);
+        return;
+      }
+      // The announcement (which carries the user's message) normally follows. A tab that was
+      // still loading when the owner posted it never hears it (the record it loaded was older
+      // than the turn): it follows the turn without it then (the record holds the message).
+      const heard = this.#announcements;
+      const timer = client.environment.setTimeout(() => {
+        if (this.#announcements === heard && !this.#disposed() && client.getState().turnLive)
+          this.#follow(undefined, true);
+      }, ANNOUNCEMENT_GRACE_MS);
+      this.#cleanups.push(() => client.environment.clearTimeout(timer));
     };
     target.addEventListener('storage', onStorage);
     this.#cleanups.push(() => target.removeEventListener('storage', onStorage));
