@@ -11,8 +11,7 @@
 // A new action or moment is one entry in ACTIONS or MOMENTS.
 
 import type { UIMessage } from 'ai';
-import * as ai from 'ai';
-import { type ReactNode, version as reactVersion, Suspense, startTransition } from 'react';
+import { type ReactNode, Suspense, startTransition } from 'react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { sharedStorage } from '../session/support/core-tabs.js';
@@ -532,20 +531,7 @@ const PATHS: Record<string, Mount> = {
  * Cells that fail deterministically: the defect each shows, skipped (with the reason in the
  * title) until fixed. Key: `${path}: ${action} at "${moment}"`.
  */
-/** ai 7 (+ @ai-sdk/react 4) under the ai7 project's alias, as test/ai-version.test.ts tells it. */
-const AI_SEVEN =
-  Object.keys(ai).includes('WebSocketChatTransport') &&
-  !Object.keys(ai).includes('isToolOrDynamicToolUIPart');
-
-const REACT_18 = reactVersion.startsWith('18.');
-
 const KNOWN_DEFECTS: Record<string, string> = Object.fromEntries([
-  ...(AI_SEVEN && REACT_18
-    ? ['append in flight', 'stored, no chunk yet'].map((moment) => [
-        `useChat + useChatSession: the second tab sends, refused at "${moment}"`,
-        "React 18 + ai 7 only (seen in .ci/run's React 18 step): after its refusal b never shows A's reply, only A's message",
-      ])
-    : []),
   // Not fixed: what this cell asks contradicts test/react/tab-races.test.tsx, item 4 (two tabs send
   // at the same moment: the loser is refused when the winner's turn is announced, though that turn
   // ends within the grace). b cannot tell the two apart: in both, the owner held the lock and had
