@@ -193,15 +193,7 @@ describe.each(coordinations)(
   'item 10 (%s): a tab reloaded during another tab’s tool-approval turn',
   (_mode, coordination) => {
     describe.each(paths)('%s', (_path, open) => {
-      // Known intermittent defect (since the `trailing` phase of 2026-11-27): on the lease with
-      // useDurableChat, a tab reloaded after the tool output sometimes appends a third record
-      // (3 appends instead of 2); seen in 1 of 3 repeated runs of this file and in 1 full
-      // `npm test` of 3. Skipped by name until fixed (issue 19); every other cell runs.
-      const intermittent = _mode === 'BroadcastChannel lease' && _path === 'useDurableChat';
-      const INTERMITTENT_MOMENT = 'after the tool output, before the text';
-      if (intermittent)
-        it.skip(`reloaded ${INTERMITTENT_MOMENT} (known intermittent defect: a third append, about 1 run in 3 of this file)`, () => {});
-      it.each(cells.filter((cell) => !(intermittent && cell.moment === INTERMITTENT_MOMENT)))(
+      it.each(cells)(
         'reloaded $moment (run $run): the tool runs once, both tabs end alike, no error, one saver',
         async ({ turn, beforeChunk }) => {
           const chatId = nextChatId('approval-reload');

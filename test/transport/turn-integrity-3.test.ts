@@ -732,6 +732,38 @@ describe('a message whose append was unanswered when the page went away', () => 
     await own.close();
   });
 
+  it('another tab’s (its turn followed here, the record shared): not sent again; sent once if this tab takes over', async () => {
+    // Issue 19 item 10: a tab reloaded while another tab's append was on its way loaded that
+    // append from the shared record, and its resume sent it again (a third append on `.in`).
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('resend-other-tab');
+    // Never stored: only a resend brings the reply, so a takeover must send it.
+    await leaveWithAppendInFlight(own, records, chatId, false);
+    const recorder = recordingFetch();
+    const appends = () => recorder.requests.filter((request) => request.path.endsWith('/in/append'));
+    const { transport } = transportFor(
+      'echo',
+      { persistence: memoryPersistence(records), fetch: recorder.fetch },
+      own,
+    );
+    await transport.getClient(chatId).ready();
+    const pending = transport.getState(chatId).pendingAppend;
+    expect(pending).toBeDefined();
+    const stream = await transport.reconnectToStream({ chatId, resendPending: false });
+    expect(stream).not.toBeNull();
+    expect(appends()).toEqual([]);
+    // The owner went away with the append unanswered: the tab that takes the turn over sends it.
+    if (pending !== undefined) await transport.resendTakenOver(chatId, pending);
+    expect(appends()).toHaveLength(1);
+    await transport.resendTakenOver(chatId, pending ?? { partId: '', body: '' });
+    expect(appends()).toHaveLength(1);
+    if (stream !== null) await readAll(stream);
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(2); // the earlier message and this one, once
+    transport.close();
+    await own.close();
+  });
+
   it('refused outright (4xx) when sent again: the resumed stream ends and the chat is not live', async () => {
     const own = await startEchoServer();
     const records = new Map<string, PersistedChatRecord>();
