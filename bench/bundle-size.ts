@@ -30,8 +30,10 @@ export const SIZE_TARGET_BYTES = 25 * 1024;
 // after the devtools' inspection hub, the turn ledger and the tab record hold (guard 39.5 KB);
 // 38.8 KB (39,714 bytes) on 2026-11-27 after the ledger became the persisted source (+1,419),
 // the history-behind-record fix (+309) and the take-over resend (+137), less the `#private`
-// members everywhere (about -1.3 KB).
-export const SIZE_GUARD_BYTES = 39.25 * 1024;
+// members everywhere (about -1.3 KB). 39.3 KB (40,241 bytes) after session 3 of 2026-11-27: the
+// tab fixes of issue 19 (a turn found at load, another tab's unanswered append left to it, a
+// missed announcement followed, update functions in TurnFollow, superseded resumes) +527.
+export const SIZE_GUARD_BYTES = 39.75 * 1024;
 
 /** Never part of the budget: the app installs these itself (peer dependencies). */
 const PEERS = ['ai', 'react', 'react-dom', 'react/jsx-runtime', '@ai-sdk/react'];
