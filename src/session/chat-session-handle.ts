@@ -390,6 +390,22 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
    * after that turn, but the chat had it already, so the followed reply landed after it. That
    * message moves to right after the followed reply. The same array when nothing moves.
    */
+  /**
+   * True when a send of this tab waited for the turn a resume just showed (`inServerOrder` has
+   * something to move); otherwise that turn's reply is forgotten here. Asked first, so that the
+   * chat is not written (and rendered again) for nothing.
+   */
+  needsServerOrder(): boolean {
+    if (this.#ownSendMessageId !== undefined && this.#followedReplyId !== undefined) return true;
+    this.#followedReplyId = undefined;
+    return false;
+  }
+
+  /** A send refused with `TURN_IN_OTHER_TAB` still has its message to take out (see `withoutRefused`). */
+  hasRefusedMessage(): boolean {
+    return this.#refusedMessageId !== undefined;
+  }
+
   inServerOrder<M extends UIMessage>(messages: M[]): M[] {
     const own = this.#ownSendMessageId;
     const reply = this.#followedReplyId;

@@ -65,10 +65,12 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#applyRemoteFinal();
     };
     // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
-    const onResumeMessage = (message: UI_MESSAGE) =>
+    const onResumeMessage = (message: UI_MESSAGE) => {
+      if (this.#chat().messages.some((existing) => existing.id === message.id)) return;
       this.#update((messages) =>
         messages.some((existing) => existing.id === message.id) ? messages : [...messages, message],
       );
+    };
     handle.remoteTurnHandler = show;
     handle.remoteFinishHandler = onRemoteFinish;
     handle.resumeMessageHandler = onResumeMessage;
@@ -129,13 +131,16 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     }
     this.#pendingTurn = undefined;
     const { message } = turn;
-    this.#update((shown) => {
-      // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
-      const messages = handle.withoutRefused(shown);
-      return message === undefined || messages.some((existing) => existing.id === message.id)
-        ? messages
-        : [...messages, message];
-    });
+    // Written only when there is something to change: every write renders the chat again.
+    const adds = message !== undefined && !current.messages.some((existing) => existing.id === message.id);
+    if (adds || handle.hasRefusedMessage())
+      this.#update((shown) => {
+        // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
+        const messages = handle.withoutRefused(shown);
+        return message === undefined || messages.some((existing) => existing.id === message.id)
+          ? messages
+          : [...messages, message];
+      });
     this.#resuming = true;
     // A turn this tab took over (its owner went away; or it was this page's own before a
     // reload) is this tab's to answer, as in useDurableChat; another tab's turn is followed.
@@ -145,7 +150,7 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#resuming = false;
       if (followed) handle.followedRequests -= 1;
       // A send of this tab that waited for this turn to end goes after it, as the server has it.
-      this.#update((messages) => handle.inServerOrder(messages));
+      if (handle.needsServerOrder()) this.#update((messages) => handle.inServerOrder(messages));
       this.#whenIdle();
     };
     current.resumeStream().then(done, (error: unknown) => {
@@ -162,7 +167,7 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#show(this.#pendingTurn);
       return;
     }
-    this.#update((messages) => this.#handle.withoutRefused(messages));
+    if (this.#handle.hasRefusedMessage()) this.#update((messages) => this.#handle.withoutRefused(messages));
     this.#applyRemoteFinal();
   }
 

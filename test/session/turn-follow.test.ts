@@ -20,6 +20,8 @@ function fakeHandle(refused: string) {
     followedResumes: 0,
     getTabState: () => ({ mode: 'locks', owner: false, following: true }),
     withoutRefused: (messages: UIMessage[]) => messages.filter((candidate) => candidate.id !== refused),
+    hasRefusedMessage: () => true,
+    needsServerOrder: () => false,
     // The handle's rule for a final reply this tab shows a copy of: replaced by id.
     withRemoteFinal: (messages: UIMessage[], message: UIMessage) =>
       messages.map((existing) => (existing.id === message.id ? message : existing)),
