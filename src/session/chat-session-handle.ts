@@ -407,10 +407,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   inServerOrder<M extends UIMessage>(messages: M[]): M[] {
-    const own = this.#ownSendMessageId;
-    const reply = this.#followedReplyId;
+    if (!this.needsServerOrder()) return messages;
+    const own = this.#ownSendMessageId as string;
+    const reply = this.#followedReplyId as string;
     this.#followedReplyId = undefined;
-    if (own === undefined || reply === undefined) return messages;
     const ownIndex = messages.findIndex((message) => message.id === own);
     const replyIndex = messages.findIndex((message) => message.id === reply);
     if (ownIndex === -1 || replyIndex < ownIndex) return messages;

@@ -156,6 +156,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   #recordHold: (() => void) | undefined;
   /** Turn announcements heard so far (a storage event's follow waits for the next one). */
   #announcements = 0;
+  /** The wait for that announcement (one at a time: a newer storage event replaces it). */
+  #announcementWait: unknown;
 
   readonly #options: TabLifeOptions<UI_MESSAGE>;
 
@@ -479,14 +481,18 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       // still loading when the owner posted it never hears it (the record it loaded was older
       // than the turn): it follows the turn without it then (the record holds the message).
       const heard = this.#announcements;
-      const timer = client.environment.setTimeout(() => {
+      if (this.#announcementWait !== undefined) client.environment.clearTimeout(this.#announcementWait);
+      this.#announcementWait = client.environment.setTimeout(() => {
+        this.#announcementWait = undefined;
         if (this.#announcements === heard && !this.#disposed() && client.getState().turnLive)
           this.#follow(undefined, true);
       }, ANNOUNCEMENT_GRACE_MS);
-      this.#cleanups.push(() => client.environment.clearTimeout(timer));
     };
     target.addEventListener('storage', onStorage);
-    this.#cleanups.push(() => target.removeEventListener('storage', onStorage));
+    this.#cleanups.push(() => {
+      target.removeEventListener('storage', onStorage);
+      if (this.#announcementWait !== undefined) client.environment.clearTimeout(this.#announcementWait);
+    });
   }
 
   /** Moves along the table of `nextTabPhase`. */
