@@ -33,48 +33,52 @@ function recordKey(chatId: string): string {
   throw new Error(`no record for ${chatId}`);
 }
 
-describe('a tab that missed the announcement of a turn', () => {
-  it('follows the turn the storage event tells of: the message and the reply show, nothing is sent', async () => {
-    const chatId = nextChatId('missed-announcement');
-    const locks = new MemoryLocks();
-    const owner = recordingFetch();
-    const late = recordingFetch();
-    const open = (fetch: typeof globalThis.fetch, channels: (name: string) => BroadcastChannelLike) => {
-      const { persistence: _memory, retry: _shortened, ...options } = chatOptions(server, chatId);
-      return mountChat({
-        ...options,
-        persistence: 'local',
-        tabs: { locks, broadcastChannel: channels },
-        fetch,
-        clientData: { delayMs: 5 },
-      });
-    };
-    const a = open(owner.fetch, channelOn(''));
-    const paused = pauseTurn(chatId, 'hello there', 2);
-    void a.run((current) => current.sendMessage({ text: 'hello there' }));
-    await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 5_000 });
-    // Tab b loads the record from just before A's turn (here: none yet), on a channel that
-    // carried nothing of A's announcement (it went by before b's channel existed).
-    const key = recordKey(chatId);
-    const record = localStorage.getItem(key) ?? '';
-    localStorage.removeItem(key);
-    const b = open(late.fetch, channelOn('elsewhere:'));
-    await waitForDom(() => expect(b.current.session.state.chatId).toBe(chatId));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(b.current.session.state.turnLive).toBe(false);
-    // A's record lands; b's window hears of it by the storage event (happy-dom fires none within a window).
-    localStorage.setItem(key, record);
-    window.dispatchEvent(
-      new StorageEvent('storage', { key, newValue: localStorage.getItem(key), storageArea: localStorage }),
-    );
-    paused.release();
-    await waitForDom(() => expect(a.current.status).toBe('ready'), { timeout: 5_000 });
-    const expected = a.transcript();
-    expect(expected).toHaveLength(2);
-    await waitForDom(() => expect(b.transcript()).toEqual(expected), { timeout: 5_000 });
-    expect(appendKinds(late.requests)).toEqual([]);
-    expect(appendKinds(owner.requests)).toEqual(['message']);
-    a.unmount();
-    b.unmount();
-  });
-});
+// With Web Locks, and with the BroadcastChannel lease only (no locks).
+describe.each([['Web Locks'], ['BroadcastChannel lease']])(
+  'a tab that missed the announcement of a turn (%s)',
+  (mode) => {
+    it('follows the turn the storage event tells of: the message and the reply show, nothing is sent', async () => {
+      const chatId = nextChatId('missed-announcement');
+      const locks = mode === 'Web Locks' ? new MemoryLocks() : null;
+      const owner = recordingFetch();
+      const late = recordingFetch();
+      const open = (fetch: typeof globalThis.fetch, channels: (name: string) => BroadcastChannelLike) => {
+        const { persistence: _memory, retry: _shortened, ...options } = chatOptions(server, chatId);
+        return mountChat({
+          ...options,
+          persistence: 'local',
+          tabs: { locks, broadcastChannel: channels },
+          fetch,
+          clientData: { delayMs: 5 },
+        });
+      };
+      const a = open(owner.fetch, channelOn(''));
+      const paused = pauseTurn(chatId, 'hello there', 2);
+      void a.run((current) => current.sendMessage({ text: 'hello there' }));
+      await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 5_000 });
+      // Tab b loads the record from just before A's turn (here: none yet), on a channel that
+      // carried nothing of A's announcement (it went by before b's channel existed).
+      const key = recordKey(chatId);
+      const record = localStorage.getItem(key) ?? '';
+      localStorage.removeItem(key);
+      const b = open(late.fetch, channelOn('elsewhere:'));
+      await waitForDom(() => expect(b.current.session.state.chatId).toBe(chatId));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(b.current.session.state.turnLive).toBe(false);
+      // A's record lands; b's window hears of it by the storage event (happy-dom fires none within a window).
+      localStorage.setItem(key, record);
+      window.dispatchEvent(
+        new StorageEvent('storage', { key, newValue: localStorage.getItem(key), storageArea: localStorage }),
+      );
+      paused.release();
+      await waitForDom(() => expect(a.current.status).toBe('ready'), { timeout: 5_000 });
+      const expected = a.transcript();
+      expect(expected).toHaveLength(2);
+      await waitForDom(() => expect(b.transcript()).toEqual(expected), { timeout: 5_000 });
+      expect(appendKinds(late.requests)).toEqual([]);
+      expect(appendKinds(owner.requests)).toEqual(['message']);
+      a.unmount();
+      b.unmount();
+    });
+  },
+);
