@@ -420,7 +420,13 @@ describe('items 13-15 and 19: stops', () => {
     await chat.sendMessage({ text: 'first' });
     own.faults.failAppends(1, 400);
     const refused = chat.sendMessage({ text: 'refused' });
-    await waitFor(() => appendsOut === 2, 15_000, 'the refused attempt to go out');
+    // At least: a connection reset before the refusal is retried under the same part id (more
+    // appends), and a poll under load may first look after that retry.
+    await waitFor(
+      () => appendsOut >= 2,
+      15_000,
+      () => `the refused attempt to go out (appends: ${appendsOut})`,
+    );
     await chat.stop();
     await refused;
     // The stop is stored right after the first message: the refused one never was.

@@ -205,11 +205,20 @@ export function recordingFetch(): { fetch: typeof fetch; requests: RecordedReque
   return { fetch: wrapped, requests, open: () => open };
 }
 
-/** Polls `check` every 5 ms until it holds (or fails after `timeoutMs`). */
-export async function waitFor(check: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+/**
+ * Polls `check` every 5 ms until it holds (or fails after `timeoutMs`). `what` may be a function,
+ * so the failure names the state it ended in.
+ */
+export async function waitFor(
+  check: () => boolean,
+  timeoutMs = 5_000,
+  what: string | (() => string) = 'condition',
+): Promise<void> {
   const started = Date.now();
   while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
