@@ -67,15 +67,22 @@ export class TabCoordinator {
     return this.#owning;
   }
 
-  /** Tries to own the turn now; false when another tab owns it. */
-  async acquire(): Promise<boolean> {
+  /**
+   * Tries to own the turn now; false when another tab owns it. `liveTurn`: a turn is known to
+   * be live (found at load), so its owner may well be here: with the lease, the claim then
+   * waits one heartbeat more (see `#claimWindowMs`).
+   */
+  async acquire(options: { liveTurn?: boolean } = {}): Promise<boolean> {
     if (this.#owning || this.mode === 'none') return true;
     if (this.mode === 'locks') return this.#requestLock({ ifAvailable: true });
     if (this.#foreignOwnerIsFresh()) return false;
     const claim = { at: this.#env.now(), lost: false };
     this.#claim = claim;
     this.#post({ type: 'claim', tabId: this.tabId, at: claim.at });
-    await sleep(this.#env, Math.max(20, this.#heartbeatMs / 20));
+    await sleep(this.#env, this.#claimWindowMs(options.liveTurn === true));
+    // A message that arrived while this tab's timer was late (its page was busy) is read before
+    // it decides: the timer and the channel are separate task queues.
+    await sleep(this.#env, 0);
     if (this.#claim === claim) this.#claim = undefined;
     if (claim.lost || this.#disposed) return false;
     this.#setOwning(true);
@@ -152,6 +159,18 @@ export class TabCoordinator {
           resolve(false);
         });
     });
+  }
+
+  /**
+   * An owner answers a claim as soon as its page handles the message, which a busy page (a long
+   * render) may do only after a while; it also beats every `heartbeatMs`, busy or not. A claim
+   * with no owner in sight (a send) waits briefly: an owner would have been heard beating. A
+   * claim on a live turn whose owner this tab has not heard yet (a reload) waits one beat more,
+   * so that only an owner silent for a whole beat loses its turn to a second driver.
+   */
+  #claimWindowMs(liveTurn: boolean): number {
+    const answer = Math.max(20, this.#heartbeatMs / 20);
+    return liveTurn ? answer + this.#heartbeatMs : answer;
   }
 
   #foreignOwnerIsFresh(): boolean {

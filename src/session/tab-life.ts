@@ -382,7 +382,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     };
     // Settles once `following` says whether the turn is another tab's (a free lock is taken
     // first), and a turn this tab then drives is taken over.
-    const known = coordinator.acquire().then(
+    const known = coordinator.acquire({ liveTurn: true }).then(
       async (granted) => {
         if (granted) await owned(true);
         return granted;

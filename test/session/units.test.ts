@@ -153,6 +153,48 @@ describe('TabCoordinator', () => {
     b.dispose();
   });
 
+  /** A page busy for `delayMs` (a long render): it handles each channel message that late. */
+  const busyChannel =
+    (delayMs: number) =>
+    (name: string): BroadcastChannelLike => {
+      const inner = channel(name);
+      const wrapped = new Map<unknown, (event: MessageEvent) => void>();
+      return {
+        postMessage: (message) => inner.postMessage(message),
+        addEventListener: (type, listener) => {
+          const late = (event: MessageEvent) => setTimeout(() => listener(event), delayMs);
+          wrapped.set(listener, late);
+          inner.addEventListener(type, late);
+        },
+        removeEventListener: (type, listener) => {
+          const late = wrapped.get(listener);
+          if (late !== undefined) inner.removeEventListener(type, late);
+        },
+        close: () => inner.close(),
+      };
+    };
+
+  it('BroadcastChannel lease, default heartbeat: a tab that finds a live turn does not take it from an owner too busy to answer its claim at once', async () => {
+    const id = chatId();
+    const owner = new TabCoordinator(id, { locks: null, broadcastChannel: busyChannel(150) }, env);
+    expect(await owner.acquire()).toBe(true);
+    const reloaded = new TabCoordinator(id, { locks: null, broadcastChannel: channel }, env);
+    expect(await reloaded.acquire({ liveTurn: true })).toBe(false);
+    expect([owner.isOwner, reloaded.isOwner]).toEqual([true, false]);
+    // The owner going away for good (its page closed) hands the turn over.
+    owner.dispose();
+    expect(await reloaded.waitForOwnership(new AbortController().signal)).toBe(true);
+    reloaded.dispose();
+  });
+
+  it('BroadcastChannel lease, default heartbeat: a lone tab that finds a live turn owns it after one beat', async () => {
+    const lone = new TabCoordinator(chatId(), { locks: null, broadcastChannel: channel }, env);
+    const started = Date.now();
+    expect(await lone.acquire({ liveTurn: true })).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    lone.dispose();
+  });
+
   it('with neither, every tab acts alone', async () => {
     const solo = new TabCoordinator(chatId(), { locks: null, broadcastChannel: null }, env);
     expect(solo.mode).toBe('none');
