@@ -52,6 +52,7 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
  *   read-only, as in `following` (`showsOtherTabsTurn`). Its store is that read's until the
  *   turn ends there: a turn announced meanwhile is kept (with the record as it was then) and
  *   followed once the read is over, and the record another tab writes meanwhile is merged then.
+ *   A send of this tab itself takes the lock and waits (briefly) for that read to end first.
  * - `releasing`: nothing of the turn is left on this page; the record is being written, and the
  *   lock goes once it is (a tab that takes the lock next reads it to tell an ended turn from an
  *   owner that went away mid-turn), unless something took the turn up again meanwhile.
@@ -169,6 +170,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * once that read ends (see `trailing`).
    */
   #keptTurn: { message: UI_MESSAGE | undefined; record: PersistedChatRecord | undefined } | undefined;
+  /** Sends of this tab waiting for its read of another tab's ended turn to end (see `acquire`). */
+  readonly #readWaiters: (() => void)[] = [];
 
   readonly #options: TabLifeOptions<UI_MESSAGE>;
 
@@ -232,12 +235,12 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   async acquire(): Promise<boolean> {
     const { coordinator } = this.#options;
     if (coordinator === undefined) return true;
-    if (await coordinator.acquire()) return this.#ownsTurn();
+    if (await coordinator.acquire()) return this.#ownsAfterRead();
     const grace = new AbortController();
     this.#grace = grace;
     const timer = setTimeout(() => grace.abort(), ACQUIRE_GRACE_MS);
     try {
-      return (await coordinator.waitForOwnership(grace.signal)) && this.#ownsTurn();
+      return (await coordinator.waitForOwnership(grace.signal)) && (await this.#ownsAfterRead());
     } finally {
       clearTimeout(timer);
       if (this.#grace === grace) this.#grace = undefined;
@@ -275,6 +278,31 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     return !(heldForTurn && client.getState().turnLive);
   }
 
+  /**
+   * `#ownsTurn`, once this tab's read of another tab's ended turn (`trailing`) is over: its own
+   * turn goes after that one, as on the server (its send would cut the read short). Waits at most
+   * ACQUIRE_GRACE_MS, holding the lock (this tab drives the next turn); then the send goes anyway.
+   */
+  async #ownsAfterRead(): Promise<true> {
+    if (this.#phase.type === 'trailing') {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, ACQUIRE_GRACE_MS);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.#readWaiters.push(done);
+      });
+    }
+    return this.#ownsTurn();
+  }
+
+  /** The read a trailing tab's own send waits for is over (not trailing, no stream open): let it go. */
+  #noteReadOver(): void {
+    if (this.#readWaiters.length === 0 || this.#phase.type === 'trailing' || this.#openStreams > 0) return;
+    for (const done of this.#readWaiters.splice(0)) done();
+  }
+
   /** This tab drives a turn now: the record is its to write again. */
   #ownsTurn(): true {
     // A turn another tab announced while this one trailed is over by now (this tab got the lock).
@@ -301,6 +329,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       if (closed) return;
       closed = true;
       this.#openStreams -= 1;
+      this.#noteReadOver();
       this.settle();
     };
   }
@@ -555,6 +584,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   /** Moves along the table of `nextTabPhase`. */
   #move(event: TabEvent): void {
     this.#phase = nextTabPhase(this.#phase, event);
+    this.#noteReadOver();
   }
 
   #disposed(): boolean {
