@@ -1,5 +1,6 @@
 import type { UIMessage } from 'ai';
 import { noteTabState } from '../client/inspection.js';
+import { foundLiveTurn } from '../client/live-turn.js';
 import { type PersistedChatRecord, parsePersistedRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
 // Framework-free, kept in react/ while the turn-ledger work changes it (CONTRIBUTING.md, imports).
@@ -37,7 +38,7 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
 
 /**
  * This tab's part in the chat's turn. The lock is the coordinator's (Web Locks, or the lease);
- * `owning`, `trailing` and `releasing` are exactly the phases in which this tab holds it.
+ * `owning` and `releasing` are exactly the phases in which this tab holds it.
  *
  * - `idle`: no turn of another tab shown, the lock not held.
  * - `following`: another tab owns the live turn; this tab shows it read-only and leaves the
@@ -46,9 +47,12 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
  *   over. `heldForTurn`: kept until the live turn ends (an action's output, a takeover), not
  *   just until the send returns.
  * - `trailing`: this tab got the lock while it read another tab's turn, and the record says that
- *   turn ended (its owner finished and let go): it keeps the lock only until its own read of the
- *   turn (a resume already in flight, a stream open) reaches the end. The turn stays the other
- *   tab's: a resume reaching the chat now is shown read-only, as in `following` (`showsOtherTabsTurn`).
+ *   turn ended (its owner finished and let go): there is nothing to drive, so it lets go of the
+ *   lock at once (a send of any tab may start the next turn) and reads the ended turn to its end
+ *   read-only, as in `following` (`showsOtherTabsTurn`). Its store is that read's until the
+ *   turn ends there: a turn announced meanwhile is kept (with the record as it was then) and
+ *   followed once the read is over, and the record another tab writes meanwhile is merged then.
+ *   A send of this tab itself takes the lock and waits (briefly) for that read to end first.
  * - `releasing`: nothing of the turn is left on this page; the record is being written, and the
  *   lock goes once it is (a tab that takes the lock next reads it to tell an ended turn from an
  *   owner that went away mid-turn), unless something took the turn up again meanwhile.
@@ -70,7 +74,7 @@ export type TabEvent =
   | { type: 'granted' }
   /** Keep the lock until the live turn ends. */
   | { type: 'hold' }
-  /** Keep the lock until this tab's read of another tab's ended turn ends (see `trailing`). */
+  /** Let go of the lock and read another tab's ended turn to its end (see `trailing`). */
   | { type: 'trail' }
   /** The live turn ended on this page (the store's `turnLive` went false). */
   | { type: 'ended' }
@@ -88,14 +92,16 @@ export type TabEvent =
  * | idle          | following | owning                | –                | –        | –                                | –         | –                                                | disposed |
  * | following     | –         | owning                | –                | –        | idle (the follow's wait goes on) | –         | –                                                | disposed |
  * | owning        | –         | –                     | owning (held)    | trailing | owning (not held)                | releasing | –                                                | disposed |
- * | trailing      | –         | –                     | owning (held)    | –        | owning (not held)                | –         | –                                                | disposed |
+ * | trailing      | –         | owning                | –                | –        | idle (follows a kept turn)       | –         | –                                                | disposed |
  * | releasing     | –         | – (the write decides) | releasing (held) | –        | releasing (not held)             | –         | `mayRelease`: idle, else owning (held as it was) | disposed |
  * | disposed      | –         | –                     | –                | –        | –                                | –         | –                                                | –        |
  *
  * The follow's wait for the lock outlives `following`: a followed turn that ends here leaves it
  * waiting (the owner still holds the lock), and when it is granted the record says whether there
  * is a turn to take over (`owning`, held) or only another tab's ended turn to read to its end
- * (`trail`: `trailing`). A tab announced to is never the owner (`announced` is not sent then).
+ * (`trail`: `trailing`, and the lock goes at once). A tab announced to is never the owner
+ * (`announced` is not sent then); a trailing tab keeps the announced turn (see `trailing`) and
+ * follows it when its read ends (`ended`: `idle`, then `announced`).
  */
 export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
   if (phase.type === 'disposed') return phase;
@@ -105,7 +111,7 @@ export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
     case 'announced':
       return phase.type === 'idle' ? { type: 'following' } : phase;
     case 'granted':
-      return phase.type === 'idle' || phase.type === 'following'
+      return phase.type === 'idle' || phase.type === 'following' || phase.type === 'trailing'
         ? { type: 'owning', heldForTurn: false }
         : phase;
     case 'trail':
@@ -113,10 +119,10 @@ export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
     case 'hold':
     case 'ended': {
       const heldForTurn = event.type === 'hold';
-      // A turn this tab drives itself (an action sent while trailing) ends the trailing.
-      if (phase.type === 'owning' || phase.type === 'releasing' || phase.type === 'trailing')
-        return { type: phase.type === 'releasing' ? 'releasing' : 'owning', heldForTurn };
-      return phase.type === 'following' && event.type === 'ended' ? { type: 'idle' } : phase;
+      if (phase.type === 'owning' || phase.type === 'releasing') return { type: phase.type, heldForTurn };
+      return (phase.type === 'following' || phase.type === 'trailing') && event.type === 'ended'
+        ? { type: 'idle' }
+        : phase;
     }
     case 'settled':
       return phase.type === 'owning' ? { type: 'releasing', heldForTurn: phase.heldForTurn } : phase;
@@ -158,6 +164,14 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   #announcements = 0;
   /** The wait for that announcement (one at a time: a newer storage event replaces it). */
   #announcementWait: unknown;
+  /**
+   * A turn announced while this tab trailed, with the record as it was then (it says where the
+   * turn starts; the turn may have ended by the time this tab's read of the last one has): followed
+   * once that read ends (see `trailing`).
+   */
+  #keptTurn: { message: UI_MESSAGE | undefined; record: PersistedChatRecord | undefined } | undefined;
+  /** Sends of this tab waiting for its read of another tab's ended turn to end (see `acquire`). */
+  readonly #readWaiters: (() => void)[] = [];
 
   readonly #options: TabLifeOptions<UI_MESSAGE>;
 
@@ -181,9 +195,12 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.#cleanups.push(
       client.store.subscribe((next, previous) => {
         if (next.turnLive || !previous.turnLive) return;
+        const trailed = this.#phase.type === 'trailing';
         this.#move({ type: 'ended' });
         this.settle();
         this.#publish();
+        // Out of the store's notification: what comes next writes the store again.
+        if (trailed) void Promise.resolve().then(() => this.#trailed());
       }),
     );
     this.#listenToStorage();
@@ -218,12 +235,12 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   async acquire(): Promise<boolean> {
     const { coordinator } = this.#options;
     if (coordinator === undefined) return true;
-    if (await coordinator.acquire()) return this.#ownsTurn();
+    if (await coordinator.acquire()) return this.#ownsAfterRead();
     const grace = new AbortController();
     this.#grace = grace;
     const timer = setTimeout(() => grace.abort(), ACQUIRE_GRACE_MS);
     try {
-      return (await coordinator.waitForOwnership(grace.signal)) && this.#ownsTurn();
+      return (await coordinator.waitForOwnership(grace.signal)) && (await this.#ownsAfterRead());
     } finally {
       clearTimeout(timer);
       if (this.#grace === grace) this.#grace = undefined;
@@ -257,14 +274,39 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     if (coordinator === undefined || !coordinator.isOwner || this.#options.busy() || this.#openStreams > 0)
       return false;
     const phase = this.#phase;
-    const heldForTurn =
-      phase.type === 'trailing' ||
-      ((phase.type === 'owning' || phase.type === 'releasing') && phase.heldForTurn);
+    const heldForTurn = (phase.type === 'owning' || phase.type === 'releasing') && phase.heldForTurn;
     return !(heldForTurn && client.getState().turnLive);
+  }
+
+  /**
+   * `#ownsTurn`, once this tab's read of another tab's ended turn (`trailing`) is over: its own
+   * turn goes after that one, as on the server (its send would cut the read short). Waits at most
+   * ACQUIRE_GRACE_MS, holding the lock (this tab drives the next turn); then the send goes anyway.
+   */
+  async #ownsAfterRead(): Promise<true> {
+    if (this.#phase.type === 'trailing') {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, ACQUIRE_GRACE_MS);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.#readWaiters.push(done);
+      });
+    }
+    return this.#ownsTurn();
+  }
+
+  /** The read a trailing tab's own send waits for is over (not trailing, no stream open): let it go. */
+  #noteReadOver(): void {
+    if (this.#readWaiters.length === 0 || this.#phase.type === 'trailing' || this.#openStreams > 0) return;
+    for (const done of this.#readWaiters.splice(0)) done();
   }
 
   /** This tab drives a turn now: the record is its to write again. */
   #ownsTurn(): true {
+    // A turn another tab announced while this one trailed is over by now (this tab got the lock).
+    this.#keptTurn = undefined;
     this.#granted();
     this.#releaseRecord();
     return true;
@@ -287,6 +329,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       if (closed) return;
       closed = true;
       this.#openStreams -= 1;
+      this.#noteReadOver();
       this.settle();
     };
   }
@@ -335,8 +378,14 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     // could no longer send it again (nothing appended, every tab following forever).
     const hold = this.#options.client.holdPersistence();
     try {
-      await this.#rereadRecord();
+      const record = await this.#readRecord();
       if (this.#disposed()) return;
+      // Still reading another tab's ended turn: this tab's store is that read's until it ends.
+      if (this.#phase.type === 'trailing') {
+        this.#keptTurn ??= { message, record };
+        return;
+      }
+      if (record !== undefined) adoptPersistedRecord(this.#options.client, record);
       this.#follow(message, true);
     } finally {
       // `follow` took the hold for as long as this tab follows (or there is nothing to follow).
@@ -395,10 +444,38 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     });
   }
 
-  /** Adopts the record as it is now (another tab wrote it last). */
-  async #rereadRecord(): Promise<void> {
-    const record = await this.#readRecord();
-    if (record !== undefined) adoptPersistedRecord(this.#options.client, record);
+  /**
+   * This tab's read of another tab's ended turn is over (`trailing` ended): a turn announced
+   * meanwhile is followed from where the record said it starts (read to its end, even when it has
+   * ended by now); with none, the record as another tab wrote it meanwhile is merged now.
+   */
+  async #trailed(): Promise<void> {
+    const { client } = this.#options;
+    const kept = this.#keptTurn;
+    this.#keptTurn = undefined;
+    if (this.#phase.type !== 'idle') return;
+    const record = kept?.record;
+    if (kept === undefined || record === undefined || !record.turnLive || record.closed) {
+      const now = await this.#readRecord();
+      if (now === undefined || this.#phase.type !== 'idle') return;
+      if (adoptPersistedRecord(client, now)) this.#learnedOfTurn();
+      else if (kept !== undefined && client.getState().turnLive) this.#follow(kept.message, true);
+      return;
+    }
+    adoptPersistedRecord(client, record);
+    const state = client.getState();
+    if (!state.turnLive && !state.closed) {
+      // This tab's read went past the record the owner wrote then: the turn is still to be shown.
+      if (record.turnMessage !== state.turnMessage)
+        client.store.setState({ turnMessage: record.turnMessage });
+      foundLiveTurn(client.store, {
+        startCursor: record.turnStartCursor,
+        stored: false,
+        seq: record.turnInSeq,
+        priorSeq: record.turnPriorInSeq,
+      });
+    }
+    this.#follow(kept.message, true);
   }
 
   /** The record as another tab wrote it last (undefined when there is none or it is unusable). */
@@ -450,9 +527,11 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       // sends it again under its part id, or the turn would wait for a reply that never comes.
       if (record?.pendingAppend !== undefined) this.#options.resendTakenOver(record.pendingAppend);
       if (this.#openStreams === 0) this.#options.onRemoteTurn({ message: undefined });
-    } else if (live && (unread || this.#openStreams + this.#pendingResumes > 0))
+    } else if (live && (unread || this.#openStreams + this.#pendingResumes > 0)) {
+      // Nothing to drive: the lock goes at once, so that the next turn's send is not refused.
       this.#move({ type: 'trail' });
-    else if (ended && this.#openStreams + this.#pendingResumes === 0) adoptPersistedRecord(client, record);
+      this.#options.coordinator?.release();
+    } else if (ended && this.#openStreams + this.#pendingResumes === 0) adoptPersistedRecord(client, record);
     this.settle();
     this.#publish();
   }
@@ -463,7 +542,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   }
 
   #listenToStorage(): void {
-    const { persistence, client, coordinator } = this.#options;
+    const { persistence, client } = this.#options;
     const web = persistence.webStorage;
     const target = (globalThis as { window?: EventTarget }).window;
     if (web === undefined || target?.addEventListener === undefined) return;
@@ -472,21 +551,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       const { key: changed, newValue, storageArea } = event as StorageEvent;
       if (changed !== key || newValue === null || (storageArea !== null && storageArea !== web.area()))
         return;
-      if (!this.#adopt(newValue)) return;
-      if (coordinator?.hasChannel !== true) {
-        this.#follow(undefined, true);
-        return;
-      }
-      // The announcement (which carries the user's message) normally follows. A tab that was
-      // still loading when the owner posted it never hears it (the record it loaded was older
-      // than the turn): it follows the turn without it then (the record holds the message).
-      const heard = this.#announcements;
-      if (this.#announcementWait !== undefined) client.environment.clearTimeout(this.#announcementWait);
-      this.#announcementWait = client.environment.setTimeout(() => {
-        this.#announcementWait = undefined;
-        if (this.#announcements === heard && !this.#disposed() && client.getState().turnLive)
-          this.#follow(undefined, true);
-      }, ANNOUNCEMENT_GRACE_MS);
+      // A trailing tab merges the record once its read ends (see `trailing`).
+      if (this.#phase.type === 'trailing' || !this.#adopt(newValue)) return;
+      this.#learnedOfTurn();
     };
     target.addEventListener('storage', onStorage);
     this.#cleanups.push(() => {
@@ -495,9 +562,29 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     });
   }
 
+  /** The record another tab wrote says a turn is live that this tab did not know of: follow it. */
+  #learnedOfTurn(): void {
+    const { client, coordinator } = this.#options;
+    if (coordinator?.hasChannel !== true) {
+      this.#follow(undefined, true);
+      return;
+    }
+    // The announcement (which carries the user's message) normally follows. A tab that was
+    // still loading when the owner posted it never hears it (the record it loaded was older
+    // than the turn): it follows the turn without it then (the record holds the message).
+    const heard = this.#announcements;
+    if (this.#announcementWait !== undefined) client.environment.clearTimeout(this.#announcementWait);
+    this.#announcementWait = client.environment.setTimeout(() => {
+      this.#announcementWait = undefined;
+      if (this.#announcements === heard && !this.#disposed() && client.getState().turnLive)
+        this.#follow(undefined, true);
+    }, ANNOUNCEMENT_GRACE_MS);
+  }
+
   /** Moves along the table of `nextTabPhase`. */
   #move(event: TabEvent): void {
     this.#phase = nextTabPhase(this.#phase, event);
+    this.#noteReadOver();
   }
 
   #disposed(): boolean {

@@ -89,10 +89,10 @@ const TABLE: [string, TabPhase, Record<keyof typeof EVENTS, TabPhase>][] = [
     trailing,
     {
       announced: trailing,
-      granted: trailing,
-      hold: owning(true),
+      granted: owning(false),
+      hold: trailing,
       trail: trailing,
-      ended: owning(false),
+      ended: idle,
       settled: trailing,
       'written (may release)': trailing,
       'written (may not)': trailing,
