@@ -470,7 +470,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // The stop path: aborting settles the send at once (also mid-retry); an attempt that
     // may have stored the message is followed by a stop. An unmount (abort, then disconnect
     // in the same tick) lets the send finish instead.
-    const appendAbort = new AbortController();
+    // Dropped once the append is answered: the turn's callbacks share this scope and live to its
+    // end, and a controller with its signal is about 0.75 KiB a chat for the rest of the turn.
+    let appendAbort: AbortController | undefined = new AbortController();
     let attempted = false;
     let appended = false;
     listenForAbort(call.abortSignal, () => {
@@ -480,7 +482,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       }
       turn.stop();
       entry.stops.schedule(() => {
-        appendAbort.abort();
+        appendAbort?.abort();
         if (!attempted) return;
         if (!ledger.stopping) {
           ledger.markStopped(turn.started ? 'started' : 'unstarted');
@@ -535,11 +537,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       .then(
         (result: AppendResult) => {
           appended = true;
+          appendAbort = undefined;
           this.#noteInSeq(entry, result.seq);
           ledger.stored(own, result.seq);
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
+          appendAbort = undefined;
           entry.inSeq = undefined; // it may have been stored before the failure
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
