@@ -120,9 +120,16 @@ const rows = [...during].map(([key, value]) => {
   return { key, bytes: (value.bytes - base.bytes) / sessions, count: (value.count - base.count) / sessions };
 });
 const total = rows.reduce((sum, row) => sum + row.bytes, 0);
+// Compiled code (what the JIT happened to optimise by then) and buffer memory (socket reads in
+// flight at the snapshot) move by a KiB or more a session between runs of one build: the rest
+// is the steadier figure for comparing builds.
+const steady = rows
+  .filter((row) => !row.key.startsWith('(code)') && !row.key.startsWith('native:'))
+  .reduce((sum, row) => sum + row.bytes, 0);
 const memory = result.heapSnapshot;
 console.log(
-  `${variant}, ${sessions} sessions, ${at} ms into the turn: live heap +${(total / 1024).toFixed(1)} KiB per session` +
+  `${variant}, ${sessions} sessions, ${at} ms into the turn: live heap +${(total / 1024).toFixed(1)} KiB per session ` +
+    `(without compiled code and buffer data +${(steady / 1024).toFixed(1)} KiB)` +
     (memory === undefined
       ? ''
       : `; per session at that moment: RSS +${(memory.rssBytes / sessions / 1024).toFixed(1)} KiB, ` +

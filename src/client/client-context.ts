@@ -59,11 +59,13 @@ export interface ClientContextInput {
 /** Resolves a client's options into its context: environment, retry policy, tokens, events. */
 export function createClientContext(input: ClientContextInput): ClientContext {
   const env = resolveEnvironment({ ...input.environment, ...(input.fetch ? { fetch: input.fetch } : {}) });
-  const { chatId, store } = input;
+  // The closures below outlive this call by the chat's whole life: they take what they use,
+  // not `input` (a copy of every client option, a few hundred bytes a chat).
+  const { chatId, store, onEvent } = input;
   const emit = (event: SessionEvent) => {
     if (isInspected()) inspectEvent(event);
     try {
-      input.onEvent?.(event);
+      onEvent?.(event);
     } catch (error) {
       // A broken telemetry handler must not break the chat; it is reported, not rethrown.
       env.warn(`an onEvent handler threw on "${event.type}": ${String(error)}`);

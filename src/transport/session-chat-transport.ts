@@ -53,8 +53,12 @@ interface ChatEntry {
   active: TurnStream | undefined;
   /** A stop decided by an abort, sent on the next tick unless a disconnect cancels it. */
   stops: DeferredStop;
-  /** Earlier turns read to their own turn-complete after a newer send (never truncated). */
-  draining: Set<TurnStream>;
+  /**
+   * Earlier turns read to their own turn-complete after a newer send (never truncated).
+   * Made when the first one is, as `messageIds` and `resentParts` are: most chats never need
+   * them, and an empty `Set` or `Map` is 150-190 bytes a chat.
+   */
+  draining: Set<TurnStream> | undefined;
   /**
    * The last turn this page read to its own turn-complete: its `endCursor` is `.out`'s live
    * edge for the next send (no read needed to find it). Read when that send starts: the turn
@@ -80,12 +84,10 @@ interface ChatEntry {
    * asked for, so its late arrival never ends a newer one.
    */
   ledger: TurnLedger;
-  /** The ledger entry each turn stream reads (its send, or the live turn it resumes). */
-  owners: WeakMap<TurnStream, TurnEntry>;
   /** Message ids the chat shows → the ids a run that took over after an upgrade streamed them under. */
-  messageIds: Map<string, string>;
+  messageIds: Map<string, string> | undefined;
   /** Part ids of unanswered appends this page sent again (a resume, a takeover): each once. */
-  resentParts: Set<string>;
+  resentParts: Set<string> | undefined;
 }
 
 /** What a resumed turn knows of its own append (see `SessionChatTransport.ownInput`). */
@@ -114,6 +116,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private readonly chats = new Map<string, ChatEntry>();
   /** Chats this page disconnected, oldest first: idle ones beyond the cap are dropped. */
   readonly #disconnected = new Set<string>();
+  /** The ledger entry each turn stream reads (its send, or the live turn it resumes); one table for every chat. */
+  readonly #owners = new WeakMap<TurnStream, TurnEntry>();
 
   readonly #headStart: HeadStart | undefined;
 
@@ -130,7 +134,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     if (this.#headStart !== undefined && trigger === 'submit-message') {
       // A new chat's first turn through the app's own route (see head-start.ts).
       const entry = this.#entry(chatId);
-      const busy = entry.active !== undefined || entry.draining.size > 0 || entry.client.busy;
+      const busy = entry.active !== undefined || entry.draining !== undefined || entry.client.busy;
       const headers = options.headers as Record<string, string> | Headers | undefined;
       const body = options.body;
       const reply = await this.#headStart.send({
@@ -152,7 +156,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         throw new ValidationError({ message: 'there is no message to send', field: 'messages' });
       // A reply taken over by a new run after an upgrade is known to the agent by that run's id.
       const actualId =
-        message.role === 'assistant' ? this.chats.get(chatId)?.messageIds.get(message.id) : undefined;
+        message.role === 'assistant' ? this.chats.get(chatId)?.messageIds?.get(message.id) : undefined;
       chunk = submitChunk({
         chatId,
         message: actualId === undefined ? message : { ...message, id: actualId },
@@ -221,7 +225,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       },
       onMessageIdAlias: (shown, actual) => this.#aliasMessageId(entry, shown, actual),
     });
-    if (resumed !== undefined) entry.owners.set(turn, resumed);
+    if (resumed !== undefined) this.#owners.set(turn, resumed);
     turn.start();
     if (own !== undefined) this.#awaitOwnSeq(entry, turn, own.seq);
     // Aborting a resumed stream only disconnects: the AI SDK also aborts it when a newer
@@ -254,8 +258,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await entry.client.ready();
     const active = entry.active;
     active?.stop(true); // reported to the AI SDK as its own stop() is (isAbort)
-    for (const turn of entry.draining) turn.stop();
-    entry.draining.clear();
+    if (entry.draining !== undefined) for (const turn of entry.draining) turn.stop();
+    entry.draining = undefined;
     entry.ledger.clearQueue(); // the user stopped: what was queued behind the live turn is not resumed
     const state = entry.client.getState();
     if (!state.turnLive) return;
@@ -344,8 +348,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const entry = this.chats.get(chatId);
     if (entry === undefined) return;
     entry.stops.cancel();
-    for (const earlier of entry.draining) earlier.release();
-    entry.draining.clear();
+    if (entry.draining !== undefined) for (const earlier of entry.draining) earlier.release();
+    entry.draining = undefined;
     const turn = entry.active;
     if (turn !== undefined) this.#disconnectTurn(entry, turn);
     this.#disconnected.delete(chatId);
@@ -367,7 +371,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       this.#disconnected.delete(chatId);
       if (entry === undefined) continue;
       // A chat left while its reply streams keeps its client: coming back resumes the reply.
-      if (entry.active !== undefined || entry.draining.size > 0 || entry.client.busy) continue;
+      if (entry.active !== undefined || entry.draining !== undefined || entry.client.busy) continue;
       if (entry.client.getState().turnLive) continue;
       entry.stops.cancel();
       entry.client.close();
@@ -380,7 +384,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     for (const entry of this.chats.values()) {
       entry.stops.cancel();
       entry.active?.release();
-      for (const earlier of entry.draining) earlier.release();
+      if (entry.draining !== undefined) for (const earlier of entry.draining) earlier.release();
       entry.client.close();
     }
     this.chats.clear();
@@ -447,7 +451,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     ledger.clearStoppedSends();
     // Sending while a reply streams: the earlier turn keeps its reader to its own
     // turn-complete (never truncated); this one skips its chunks.
-    if (earlier !== undefined) entry.draining.add(earlier);
+    if (earlier !== undefined) {
+      entry.draining ??= new Set();
+      entry.draining.add(earlier);
+    }
     /** This send's ledger entry, once its append goes out. */
     let sent: TurnEntry | undefined;
     const turn = this.#replace(
@@ -470,7 +477,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // The stop path: aborting settles the send at once (also mid-retry); an attempt that
     // may have stored the message is followed by a stop. An unmount (abort, then disconnect
     // in the same tick) lets the send finish instead.
-    const appendAbort = new AbortController();
+    // Dropped once the append is answered: the turn's callbacks share this scope and live to its
+    // end, and a controller with its signal is about 0.75 KiB a chat for the rest of the turn.
+    let appendAbort: AbortController | undefined = new AbortController();
     let attempted = false;
     let appended = false;
     listenForAbort(call.abortSignal, () => {
@@ -480,7 +489,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       }
       turn.stop();
       entry.stops.schedule(() => {
-        appendAbort.abort();
+        appendAbort?.abort();
         if (!attempted) return;
         if (!ledger.stopping) {
           ledger.markStopped(turn.started ? 'started' : 'unstarted');
@@ -518,7 +527,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
           priorSeq: expected === undefined ? undefined : expected - 1,
         });
     sent = own;
-    entry.owners.set(turn, own);
+    this.#owners.set(turn, own);
     // The stream is returned now, not when the append is answered: a slow or retried append
     // never holds back a reply that is already streaming. Its failure errors the stream.
     client
@@ -535,11 +544,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       .then(
         (result: AppendResult) => {
           appended = true;
+          appendAbort = undefined;
           this.#noteInSeq(entry, result.seq);
           ledger.stored(own, result.seq);
           turn.appendDone(result.seq);
         },
         (error: unknown) => {
+          appendAbort = undefined;
           entry.inSeq = undefined; // it may have been stored before the failure
           // Refused (4xx): never stored, so the stop its abort sent stops nothing of it, and the
           // next send must not wait for its reply.
@@ -557,13 +568,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   #aliasMessageId(entry: ChatEntry, shown: string, actual: string): void {
+    entry.messageIds ??= new Map();
     if (entry.messageIds.size >= 64) entry.messageIds.clear(); // only recent replies get tool responses
     entry.messageIds.set(shown, actual);
   }
 
   /** Bookkeeping when a turn stream ends: the live edge is known only after a clean end. */
   #onTurnEnd(entry: ChatEntry, turn: TurnStream, outcome: TurnOutcome): void {
-    entry.draining.delete(turn);
+    if (entry.draining?.delete(turn) === true && entry.draining.size === 0) entry.draining = undefined;
     if (outcome !== 'completed' && outcome !== 'rejected') return;
     const consumed = turn.completedInSeq;
     // A steering message or action this turn did not take in (by seq; unknown: assume not)
@@ -599,7 +611,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     if (state.closed || live === undefined || live.state !== 'sent') return;
     const held = state.pendingAppend;
     if (held !== undefined) {
-      if (!entry.resentParts.has(held.partId)) await this.#resendPending(entry, held);
+      if (entry.resentParts?.has(held.partId) !== true) await this.#resendPending(entry, held);
       return;
     }
     writeTurns(
@@ -613,6 +625,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   #resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
     const { client, ledger } = entry;
+    entry.resentParts ??= new Set();
     entry.resentParts.add(pending.partId);
     const owner = client.getState().turns.find((record) => record.partId === pending.partId);
     const target = owner === undefined ? undefined : ledger.entry(owner.id);
@@ -701,7 +714,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const turn: TurnStream = new TurnStream({
       ...options,
       coalesceDeltas: this.#options.coalesceDeltas,
-      onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq, entry.owners.get(turn)),
+      onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq, this.#owners.get(turn)),
     });
     entry.active = turn;
     return turn;
@@ -808,14 +821,13 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       client,
       active: undefined,
       stops: new DeferredStop(client.environment),
-      draining: new Set(),
+      draining: undefined,
       edge: undefined,
       inSeq: undefined,
       side: { count: 0, inFlight: 0, maxSeq: -1 },
       ledger: new TurnLedger(client.store),
-      owners: new WeakMap(),
-      messageIds: new Map(),
-      resentParts: new Set(),
+      messageIds: undefined,
+      resentParts: undefined,
     };
     this.chats.set(chatId, entry);
     return entry;

@@ -65,6 +65,12 @@ export class TurnEntry {
 }
 
 /**
+ * What settles an entry's `answer`, until its append is answered. One table for every chat's
+ * ledger (its keys are each ledger's own entries): a table per chat is 140 bytes more a chat.
+ */
+const SETTLERS = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
+
+/**
  * A chat's turn ledger: its entries (`TurnRecord`, see the transition table there) live in the
  * chat's store, bounded (the live and queued turns and the few before them), and persist with
  * its record, so a reload restores sends, stops and queued actions. The chat's live mark
@@ -87,7 +93,6 @@ export class TurnEntry {
  */
 export class TurnLedger {
   readonly #handles = new Map<number, TurnEntry>();
-  readonly #settlers = new WeakMap<TurnEntry, (answer: AppendAnswer) => void>();
   /** Ids this page gave out (a bounded ledger may have dropped the entry with the highest). */
   #issued = 0;
   /** Stands for "no turn yet": nothing to stop, nothing to wait for. */
@@ -161,7 +166,7 @@ export class TurnLedger {
           })
         : undefined;
     const entry = new TurnEntry(this.#store, record, answer);
-    if (settle !== undefined) this.#settlers.set(entry, settle);
+    if (settle !== undefined) SETTLERS.set(entry, settle);
     this.#handles.set(id, entry);
     writeTurns(this.#store, [...turns, record]);
     this.#forgetDropped();
@@ -221,8 +226,8 @@ export class TurnLedger {
   /** The append of `entry` was answered, or failed: a resume waiting for it goes on. */
   answer(entry: TurnEntry, answer: AppendAnswer): void {
     if (answer.ok) this.move(entry, { type: 'answered', seq: answer.seq });
-    this.#settlers.get(entry)?.(answer);
-    this.#settlers.delete(entry);
+    SETTLERS.get(entry)?.(answer);
+    SETTLERS.delete(entry);
   }
 
   /** Moves `entry` by `event` (see the table on `TurnRecord`). */
@@ -334,7 +339,7 @@ export class TurnLedger {
     if (this.#handles.size <= 32) return;
     const kept = new Set(this.#store.getState().turns.map((record) => record.id));
     for (const [id, entry] of this.#handles)
-      if (!kept.has(id) && !this.#settlers.has(entry) && entry.stop === undefined) this.#handles.delete(id);
+      if (!kept.has(id) && !SETTLERS.has(entry) && entry.stop === undefined) this.#handles.delete(id);
   }
 }
 
