@@ -1,5 +1,3 @@
-import type { AbortLike } from './read-abort.js';
-
 /**
  * Everything the client takes from its host, injectable so tests swap it without
  * monkey-patching. Globals are read late (per call), so a polyfill installed after the
@@ -100,7 +98,7 @@ export function randomPartId(): string {
  * Waits `ms`, ending early (resolving) on a wake event and rejecting when `signal` aborts.
  * Returns true when woken early.
  */
-export function sleep(env: ClientEnvironment, ms: number, signal?: AbortLike): Promise<boolean> {
+export function sleep(env: ClientEnvironment, ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise<boolean>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);

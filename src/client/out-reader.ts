@@ -17,7 +17,6 @@ import {
   networkError,
 } from './http.js';
 import { inspectNote, isInspected } from './inspection.js';
-import type { AbortLike, ReadAbort } from './read-abort.js';
 import { refusedFreshToken } from './refused-fresh-token.js';
 import { backoffDelay, rateLimitDelay } from './retry-policy.js';
 import { SeqGuard } from './seq-guard.js';
@@ -70,10 +69,10 @@ export interface OutReadOptions {
   peekSettled?: boolean;
   signal?: AbortSignal;
   /**
-   * Ends the read, for a caller that has no signal of its own to give (a turn stream): the
-   * client aborts it directly on `close()`. With it, `signal` is not listened to.
+   * The controller behind `signal`, when the caller made it for this read alone: the client
+   * aborts it directly on `close()` instead of chaining one more controller to it.
    */
-  handle?: ReadAbort;
+  controller?: AbortController;
   /**
    * Write the cursor to the store after each batch (default true). `readOut` turns it off
    * and advances the cursor as its consumer takes records instead.
@@ -150,14 +149,11 @@ export class OutReader {
   readonly #context: ClientContext;
   readonly #options: OutReadOptions;
   readonly #handlers: OutReadHandlers;
-  /** Ends the read (the caller's handle, or one the client chained to the caller's signal). */
-  readonly #abort: AbortLike;
 
-  constructor(context: ClientContext, options: OutReadOptions, handlers: OutReadHandlers, abort: AbortLike) {
+  constructor(context: ClientContext, options: OutReadOptions, handlers: OutReadHandlers) {
     this.#context = context;
     this.#options = options;
     this.#handlers = handlers;
-    this.#abort = abort;
     this.#cursor = options.from;
     this.#attempts = {
       failures: 0,
@@ -242,9 +238,8 @@ export class OutReader {
     const first = attempts.first;
     if (first) store.setState({ status: { type: 'connecting' } });
     const connection = new AbortController();
-    const abort = this.#abort;
-    const onAbort = () => connection.abort(abort.reason);
-    abort.addEventListener('abort', onAbort, { once: true });
+    const onAbort = () => connection.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const token = await context.tokens.get();
       const response = await this.#connect(token, first && options.peekSettled === true, connection);
@@ -301,7 +296,7 @@ export class OutReader {
       this.#report(isDurableChatError(error) ? error : networkError('read .out', error));
       return this.#backoff('network');
     } finally {
-      abort.removeEventListener('abort', onAbort);
+      options.signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -372,13 +367,14 @@ export class OutReader {
 
   async #waitOut(phase: ReadPhase & { type: 'backoff' }): Promise<ReadPhase> {
     const context = this.#context;
+    const options = this.#options;
     const { env } = context;
     const { delayMs, reason } = phase;
     const attempt = this.#attempts.failures;
     context.store.setState({ status: { type: 'reconnecting', attempt, nextRetryAt: env.now() + delayMs } });
     context.emit({ type: 'stream-reconnecting', chatId: context.chatId, attempt, delayMs, reason });
     try {
-      if (delayMs > 0) await sleep(env, delayMs, this.#abort);
+      if (delayMs > 0) await sleep(env, delayMs, options.signal);
     } catch {
       const aborted = this.#checkAborted();
       if (aborted !== undefined) return this.#ended(aborted);
@@ -451,7 +447,7 @@ export class OutReader {
       }
     } catch (error) {
       if (stalled) return 'stall';
-      if (this.#abort.aborted || this.#stopped) return 'stopped';
+      if (this.#options.signal?.aborted || this.#stopped) return 'stopped';
       if (!isAbortError(error)) this.#report(networkError('read .out', error));
       return 'drop';
     } finally {
@@ -555,7 +551,7 @@ export class OutReader {
     if (state.closed) {
       throw new SessionClosedError({ operation: 'read .out', closedReason: state.closedReason });
     }
-    if (this.#abort.aborted) return this.#finish('aborted');
+    if (this.#options.signal?.aborted) return this.#finish('aborted');
     return undefined;
   }
 

@@ -22,7 +22,6 @@ import { type OutReadEnd, OutReader, type OutReadHandlers, type OutReadOptions }
 import type { SessionPersistence } from './persistence.js';
 import { PersistenceBinding } from './persistence-binding.js';
 import { scopedPersistence } from './persistence-scope.js';
-import { ReadAbort } from './read-abort.js';
 import { iterateOut, type ReadOutItem } from './read-out-iterable.js';
 import type { RetryOptions } from './retry-policy.js';
 import { type ChatSessionState, createSessionStore, type SessionStore } from './session-store.js';
@@ -139,7 +138,7 @@ export class SessionClient {
   readonly chatId: string;
   readonly store: SessionStore;
   readonly #context: ClientContext;
-  readonly #readers = new Set<ReadAbort>();
+  readonly #readers = new Set<AbortController>();
   readonly #persistence: PersistenceBinding | undefined;
   readonly #hydration: Promise<void>;
   #starting: Promise<void> | undefined;
@@ -346,29 +345,24 @@ export class SessionClient {
         options = { ...options, from: undefined };
         handlers.onSessionReplaced?.();
       }
-      // A caller without a signal of its own lends its handle (close() aborts it directly);
-      // a signal gets a handle of the client's chained to it.
-      let handle = options.handle;
-      let done: () => void;
-      if (handle === undefined) {
-        const own = new ReadAbort();
-        const outer = options.signal;
-        const onAbort = () => own.abort(outer?.reason);
-        if (outer?.aborted) own.abort(outer.reason);
+      // A caller that owns the read's controller lends it (close() aborts it directly); any
+      // other signal gets one of the client's own chained to it.
+      const owned = options.controller;
+      const controller = owned ?? new AbortController();
+      const outer = options.signal;
+      const onAbort = () => controller.abort(outer?.reason);
+      if (owned === undefined) {
+        if (outer?.aborted) controller.abort(outer.reason);
         else outer?.addEventListener('abort', onAbort, { once: true });
-        done = () => {
-          outer?.removeEventListener('abort', onAbort);
-          this.#readers.delete(own);
-        };
-        handle = own;
-      } else {
-        const lent = handle;
-        done = () => {
-          this.#readers.delete(lent);
-        };
       }
-      this.#readers.add(handle);
-      return new OutReader(this.#context, options, handlers, handle).run().finally(done);
+      this.#readers.add(controller);
+      const done = () => {
+        if (owned === undefined) outer?.removeEventListener('abort', onAbort);
+        this.#readers.delete(controller);
+      };
+      return new OutReader(this.#context, { ...options, signal: controller.signal }, handlers)
+        .run()
+        .finally(done);
     });
   }
 

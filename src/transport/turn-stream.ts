@@ -1,6 +1,5 @@
 import type { UIMessageChunk } from 'ai';
 import { endLiveTurn, updateLiveTurn } from '../client/live-turn.js';
-import { ReadAbort } from '../client/read-abort.js';
 import type { SessionClient } from '../client/session-client.js';
 import { TurnRejectedError } from '../errors/connection-error.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
@@ -166,7 +165,7 @@ export class TurnStream {
   readonly #controller: ReadableStreamDefaultController<UIMessageChunk>;
   /** Chunks beyond the stream's high-water mark (a backlog released at once) wait here. */
   readonly #outbox: ChunkOutbox<UIMessageChunk>;
-  readonly #abort = new ReadAbort();
+  readonly #abort = new AbortController();
   #resolveFirstResponse: (settled: boolean) => void = () => {};
   #resolveEdge: () => void = () => {};
   #phase: Phase;
@@ -376,7 +375,7 @@ export class TurnStream {
     if (mode.type === 'replay') this.#watch();
     client
       .read(
-        { from, peekSettled, handle: this.#abort },
+        { from, peekSettled, signal: this.#abort.signal, controller: this.#abort },
         {
           onRecord: (record) => this.#onRecord(record),
           onTail: (caughtUp, edge) => this.#onTail(caughtUp, edge),

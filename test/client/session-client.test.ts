@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWakeSource } from '../../src/client/environment.js';
 import type { SessionEvent } from '../../src/client/events.js';
 import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
-import { ReadAbort } from '../../src/client/read-abort.js';
 import type { ReadOutItem } from '../../src/client/read-out-iterable.js';
 import { SessionClient, type SessionClientOptions } from '../../src/client/session-client.js';
 import type { DevServer } from '../../src/dev-server/index.js';
@@ -417,7 +416,7 @@ describe('SessionClient.readOut', () => {
 });
 
 describe('SessionClient.read', () => {
-  it('a read that lends its own handle is stopped through it by close() (no second controller)', async () => {
+  it('a read that lends its own controller is stopped through it by close() (no second controller)', async () => {
     const chatId = uniqueChatId('client-lent');
     const client = new SessionClient({
       baseURL: server.url,
@@ -427,11 +426,14 @@ describe('SessionClient.read', () => {
       environment: { warn: () => {} },
     });
     await client.preload();
-    const lent = new ReadAbort();
-    const ended = client.read({ from: undefined, handle: lent }, { onRecord: () => undefined });
+    const lent = new AbortController();
+    const ended = client.read(
+      { from: undefined, signal: lent.signal, controller: lent },
+      { onRecord: () => undefined },
+    );
     await waitFor(() => client.busy && client.getState().status.type === 'streaming', 5_000, 'the read');
     client.close();
-    expect(lent.aborted).toBe(true);
+    expect(lent.signal.aborted).toBe(true);
     await expect(ended).resolves.toBe('aborted');
     expect(client.busy).toBe(false);
   });
