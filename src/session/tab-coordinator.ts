@@ -37,6 +37,8 @@ export class TabCoordinator {
   #releaseLock: (() => void) | undefined;
   readonly #listeners = new Set<(message: TabMessage) => void>();
   readonly #ownershipListeners = new Set<() => void>();
+  /** Waits for ownership between two tries (see `#nap`). */
+  readonly #naps = new Set<() => void>();
   #ownerSeen: { tabId: string; at: number } | undefined;
   #claim: { at: number; lost: boolean } | undefined;
   #heartbeat: unknown;
@@ -100,9 +102,23 @@ export class TabCoordinator {
     if (this.mode === 'locks') return this.#requestLock({ signal });
     while (!signal.aborted && !this.#disposed) {
       if (!this.#foreignOwnerIsFresh() && (await this.acquire())) return true;
-      await sleep(this.#env, this.#heartbeatMs, signal).catch(() => undefined);
+      await this.#nap(signal);
     }
     return false;
+  }
+
+  /**
+   * Waits a heartbeat, or less: an owner letting go (`released`) wakes the wait at once, so a
+   * send waiting out a turn that ends within its grace is not refused for a beat still to come.
+   */
+  async #nap(signal: AbortSignal): Promise<void> {
+    const nap = new AbortController();
+    const wake = () => nap.abort();
+    this.#naps.add(wake);
+    signal.addEventListener('abort', wake);
+    await sleep(this.#env, this.#heartbeatMs, nap.signal).catch(() => undefined);
+    this.#naps.delete(wake);
+    signal.removeEventListener('abort', wake);
   }
 
   release(): void {
@@ -214,6 +230,7 @@ export class TabCoordinator {
       }
     } else if (message.type === 'released' && this.#ownerSeen?.tabId === message.tabId) {
       this.#ownerSeen = undefined;
+      for (const wake of [...this.#naps]) wake();
     }
     for (const listener of [...this.#listeners]) listener(message);
   };

@@ -60,6 +60,8 @@ interface Saved {
 class Browser {
   readonly storage = sharedStorage();
   readonly locks = new MemoryLocks();
+  /** Tab coordination as a browser without Web Locks has it: the BroadcastChannel lease. */
+  lease = false;
   readonly saves: Saved[] = [];
   readonly errors: { tab: string; code: string }[] = [];
   readonly tabs: Tab[] = [];
@@ -142,6 +144,10 @@ const suspendable = (suspender: Suspender) => (node: ReactNode) => (
   </Suspense>
 );
 
+/** The hooks' `tabs` option: the library's defaults, with Web Locks or (`lease`) without. */
+const tabsOf = (browser: Browser) =>
+  browser.tabsOn ? { locks: browser.lease ? null : browser.locks } : (false as const);
+
 const codeOf = (error: unknown) => (error as { code?: string }).code ?? String(error);
 
 const mountPlain: Mount = (browser, { name, chatId, messages, page, strict, suspender }) => {
@@ -154,7 +160,7 @@ const mountPlain: Mount = (browser, { name, chatId, messages, page, strict, susp
     persistence: browser.storage.adapter,
     fetch: page.fetch,
     environment: { warn: () => {} },
-    tabs: browser.tabsOn ? { locks: browser.locks } : (false as const),
+    tabs: tabsOf(browser),
   });
   let mounted: ReturnType<typeof mountPlainChat> | undefined;
   const propsOf = (id: string, initial: UIMessage[]) => ({
@@ -215,7 +221,7 @@ const mountDurable: Mount = (browser, { name, chatId, messages, page, strict, su
     persistence: browser.storage.adapter,
     fetch: page.fetch,
     environment: { warn: () => {} },
-    tabs: browser.tabsOn ? { locks: browser.locks } : (false as const),
+    tabs: tabsOf(browser),
     messages: structuredClone(initial),
     onError: (error: Error) => browser.errors.push({ tab: name, code: codeOf(error) }),
     onFinish: ({
@@ -402,6 +408,8 @@ interface ActionContext {
 interface Action {
   /** Tab coordination on (a second tab in the cell). */
   tabs: boolean;
+  /** Without Web Locks: the BroadcastChannel lease, default heartbeat (the cells of tab actions, again). */
+  lease?: boolean;
   /** A second tab open from the start. */
   opensSecondTab: boolean;
   strict?: boolean;
@@ -502,6 +510,12 @@ const ACTIONS: Record<string, Action> = {
   },
 };
 
+// Every tab action again as a browser without Web Locks runs it (the lease over the global
+// BroadcastChannel, default heartbeat): ownership is then a claim and heartbeats, not a lock.
+for (const [name, action] of Object.entries(ACTIONS)) {
+  if (action.tabs) ACTIONS[`${name}, BroadcastChannel lease`] = { ...action, lease: true };
+}
+
 async function sendFromSecondTab(b: Tab | undefined, moment: Moment): Promise<Tab> {
   const second = b as Tab;
   await waitFor(() => moment.caughtUp(second), BOUND_MS, 'the second tab to show the moment');
@@ -536,12 +550,12 @@ const KNOWN_DEFECTS: Record<string, string> = Object.fromEntries([
   // at the same moment: the loser is refused when the winner's turn is announced, though that turn
   // ends within the grace). b cannot tell the two apart: in both, the owner held the lock and had
   // announced nothing when b's send began waiting. Which one is right is a product decision.
-  ...Object.keys(PATHS).flatMap((path) => [
-    [
-      `${path}: the second tab sends, the turn ends meanwhile at "before the append is sent"`,
+  ...Object.keys(PATHS).flatMap((path) =>
+    ['', ', BroadcastChannel lease'].map((mode) => [
+      `${path}: the second tab sends, the turn ends meanwhile${mode} at "before the append is sent"`,
       'refused at once with TURN_IN_OTHER_TAB (no wait for the owner to let go, unlike the later moments), so b never sends its message',
-    ],
-  ]),
+    ]),
+  ),
 ]);
 
 describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
@@ -555,6 +569,7 @@ describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
       run(defect === undefined ? name : `${name} (known defect: ${defect})`, async () => {
         const chatId = nextChatId('moments');
         const browser = new Browser(chatId, action.tabs, action.strict ?? false);
+        browser.lease = action.lease === true;
         const open: ActionContext['open'] = (tabName, messages, options = {}) => {
           const tab = mount(browser, {
             name: tabName,

@@ -187,6 +187,23 @@ describe('TabCoordinator', () => {
     reloaded.dispose();
   });
 
+  it('BroadcastChannel lease, default heartbeat: a tab waiting for the turn gets it as soon as the owner lets go, not a beat later', async () => {
+    const id = chatId();
+    const owner = new TabCoordinator(id, { locks: null, broadcastChannel: channel }, env);
+    const waiter = new TabCoordinator(id, { locks: null, broadcastChannel: channel }, env);
+    expect(await owner.acquire()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the owner's first beat is heard
+    const waiting = waiter.waitForOwnership(new AbortController().signal);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const released = Date.now();
+    owner.release();
+    expect(await waiting).toBe(true);
+    // A send waits 500 ms for an owner that is letting go (ACQUIRE_GRACE_MS); the next beat is 1 s away.
+    expect(Date.now() - released).toBeLessThan(500);
+    owner.dispose();
+    waiter.dispose();
+  });
+
   it('BroadcastChannel lease, default heartbeat: a lone tab that finds a live turn owns it after one beat', async () => {
     const lone = new TabCoordinator(chatId(), { locks: null, broadcastChannel: channel }, env);
     const started = Date.now();
