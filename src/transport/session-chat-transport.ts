@@ -797,25 +797,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       return existing;
     }
     const options = this.#options;
+    // Every client option is the transport's (the transport's own are left unread).
     const client = new SessionClient({
-      baseURL: options.baseURL,
+      ...options,
       chatId,
-      taskIdentifier: options.taskIdentifier,
       startSession:
         this.#headStart === undefined
           ? options.startSession
           : this.#headStart.wrapStartSession(options.startSession),
-      getAccessToken: options.getAccessToken,
-      clientData: options.clientData,
-      headers: options.headers,
-      fetch: options.fetch,
-      persistence: options.persistence,
-      scope: options.scope,
-      retry: options.retry,
-      liveness: options.liveness,
-      streamTimeoutSeconds: options.streamTimeoutSeconds,
-      onEvent: options.onEvent,
-      environment: options.environment,
     });
     const entry: ChatEntry = {
       client,
