@@ -6,7 +6,7 @@ import {
   RateLimitedError,
   SessionClosedError,
 } from '../errors/http-error.js';
-import { HEADER } from '../protocol/headers.js';
+import { CLIENT_HEADER as HEADER } from '../protocol/headers.js';
 import type { ClientContext } from './client-context.js';
 import { sleep } from './environment.js';
 import {

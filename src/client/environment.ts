@@ -121,3 +121,9 @@ export function sleep(env: ClientEnvironment, ms: number, signal?: AbortSignal):
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** Calls `onAbort` once `signal` aborts, at once when it already has. */
+export function listenForAbort(signal: AbortSignal | undefined, onAbort: () => void): void {
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+}

@@ -1,6 +1,6 @@
 import { ConnectionError } from '../errors/connection-error.js';
 import type { DurableChatError } from '../errors/durable-chat-error.js';
-import type { ClientEnvironment } from './environment.js';
+import { type ClientEnvironment, listenForAbort } from './environment.js';
 import { inspectFetch, isInspected } from './inspection.js';
 
 /** Extra headers: a fixed set, or a function called per request (for rotating values). */
@@ -138,8 +138,7 @@ export function fetchWithTimeout(
   if (controller === undefined) {
     const chained = new AbortController();
     controller = chained;
-    if (outer?.aborted) chained.abort(outer.reason);
-    else outer?.addEventListener('abort', () => chained.abort(outer.reason), { once: true });
+    listenForAbort(outer, () => chained.abort(outer?.reason));
   }
   const target = controller;
   let timedOut = false;

@@ -1,7 +1,7 @@
 import { ConnectionError } from '../errors/connection-error.js';
 import { type DurableChatError, isDurableChatError } from '../errors/durable-chat-error.js';
 import { httpErrorFromResponse, RateLimitedError, SessionClosedError } from '../errors/http-error.js';
-import { EVENT_STREAM, HEADER } from '../protocol/headers.js';
+import { EVENT_STREAM, CLIENT_HEADER as HEADER } from '../protocol/headers.js';
 import { type ClassifiedRecord, classifyRecord } from '../protocol/records.js';
 import { createOutStreamDecoder, type OutStreamEvent } from '../protocol/sse-decoder.js';
 import type { StreamTail } from '../protocol/types.js';

@@ -1,4 +1,5 @@
 import type { ClassifiedRecord } from '../protocol/records.js';
+import { listenForAbort } from './environment.js';
 import type { OutReadHandlers } from './out-reader.js';
 
 /** Reported in `readOut()` when the first record after the cursor is past `cursor + 1`. */
@@ -28,8 +29,7 @@ export function iterateOut(
     [Symbol.asyncIterator](): AsyncIterator<ReadOutItem> {
       const controller = new AbortController();
       const onOuterAbort = () => controller.abort(outer?.reason);
-      if (outer?.aborted) controller.abort(outer.reason);
-      else outer?.addEventListener('abort', onOuterAbort, { once: true });
+      listenForAbort(outer, onOuterAbort);
       let queue: ReadOutItem[] = [];
       let head = 0;
       let finished = false;

@@ -7,7 +7,7 @@ import { utf8ByteLength } from '../protocol/utf8.js';
 import { serializeAppend } from '../protocol/validate.js';
 import { type AppendResult, appendWithRetry } from './append-request.js';
 import { type ClientContext, createClientContext } from './client-context.js';
-import { type ClientEnvironment, randomPartId } from './environment.js';
+import { type ClientEnvironment, listenForAbort, randomPartId } from './environment.js';
 import type { SessionEvent, SessionEventHandler } from './events.js';
 import { callbackWithTimeout, type HeadersOption } from './http.js';
 import {
@@ -351,10 +351,7 @@ export class SessionClient {
       const controller = owned ?? new AbortController();
       const outer = options.signal;
       const onAbort = () => controller.abort(outer?.reason);
-      if (owned === undefined) {
-        if (outer?.aborted) controller.abort(outer.reason);
-        else outer?.addEventListener('abort', onAbort, { once: true });
-      }
+      if (owned === undefined) listenForAbort(outer, onAbort);
       this.#readers.add(controller);
       const done = () => {
         if (owned === undefined) outer?.removeEventListener('abort', onAbort);

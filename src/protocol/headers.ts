@@ -1,4 +1,22 @@
-/** Header names of the session protocol, lower-case as `Headers` returns them. */
+/**
+ * The header names the browser client sends and reads: the client imports these alone, so an
+ * app's bundle does not carry the server's (`HEADER` has every one).
+ */
+export const CLIENT_HEADER = {
+  authorization: 'authorization',
+  contentType: 'content-type',
+  accept: 'accept',
+  partId: 'x-part-id',
+  timeoutSeconds: 'timeout-seconds',
+  lastEventId: 'last-event-id',
+  peekSettled: 'x-peek-settled',
+  sessionSettled: 'x-session-settled',
+} as const;
+
+/**
+ * Header names of the session protocol, lower-case as `Headers` returns them. Spelled out, not
+ * spread from `CLIENT_HEADER`: a bundler keeps a spread object it cannot prove free of effects.
+ */
 export const HEADER = {
   authorization: 'authorization',
   contentType: 'content-type',

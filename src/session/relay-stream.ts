@@ -1,5 +1,5 @@
 import type { UIMessageChunk } from 'ai';
-import type { ClientEnvironment } from '../client/environment.js';
+import { type ClientEnvironment, listenForAbort } from '../client/environment.js';
 import { isAbortError } from '../client/http.js';
 import { DeltaPacer } from './delta-pacer.js';
 import type { TurnGate } from './guarded-transport.js';
@@ -27,8 +27,7 @@ export function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): Abo
   const note = () => {
     watch.seen = { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
   };
-  if (signal?.aborted === true) note();
-  else signal?.addEventListener('abort', note, { once: true });
+  listenForAbort(signal, note);
   return watch;
 }
 
@@ -147,8 +146,7 @@ export function relay(
   return new ReadableStream<UIMessageChunk>({
     start(controller) {
       controllerRef = controller;
-      if (signal?.aborted === true) onAbort();
-      else signal?.addEventListener('abort', onAbort, { once: true });
+      listenForAbort(signal, onAbort);
     },
     async pull(controller) {
       if (parked) return new Promise<void>(() => {});

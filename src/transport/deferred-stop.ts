@@ -35,9 +35,3 @@ export class DeferredStop {
     this.#pending = undefined;
   }
 }
-
-export function listenForAbort(signal: AbortSignal | undefined, onAbort: () => void): void {
-  if (signal === undefined) return;
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
-}

@@ -1,6 +1,6 @@
 import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
-import { randomPartId } from '../client/environment.js';
+import { listenForAbort, randomPartId } from '../client/environment.js';
 import type { HeadersOption } from '../client/http.js';
 import { writeTurns } from '../client/live-turn.js';
 import { SessionClient } from '../client/session-client.js';
@@ -17,7 +17,7 @@ import {
 } from '../protocol/input-chunks.js';
 import type { ChatInputChunk } from '../protocol/types.js';
 import { serializeAppend } from '../protocol/validate.js';
-import { DeferredStop, listenForAbort } from './deferred-stop.js';
+import { DeferredStop } from './deferred-stop.js';
 import { HeadStart } from './head-start.js';
 import { mergeMetadata, type SessionChatTransportOptions, withPayloadExtras } from './transport-options.js';
 import { type AppendAnswer, type TurnEntry, TurnLedger } from './turn-ledger.js';
@@ -797,25 +797,14 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       return existing;
     }
     const options = this.#options;
+    // Every client option is the transport's (the transport's own are left unread).
     const client = new SessionClient({
-      baseURL: options.baseURL,
+      ...options,
       chatId,
-      taskIdentifier: options.taskIdentifier,
       startSession:
         this.#headStart === undefined
           ? options.startSession
           : this.#headStart.wrapStartSession(options.startSession),
-      getAccessToken: options.getAccessToken,
-      clientData: options.clientData,
-      headers: options.headers,
-      fetch: options.fetch,
-      persistence: options.persistence,
-      scope: options.scope,
-      retry: options.retry,
-      liveness: options.liveness,
-      streamTimeoutSeconds: options.streamTimeoutSeconds,
-      onEvent: options.onEvent,
-      environment: options.environment,
     });
     const entry: ChatEntry = {
       client,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DeferredStop, listenForAbort } from '../../src/transport/deferred-stop.js';
+import { listenForAbort } from '../../src/client/environment.js';
+import { DeferredStop } from '../../src/transport/deferred-stop.js';
 
 function manualTimers() {
   const pending = new Map<number, () => void>();
