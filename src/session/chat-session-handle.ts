@@ -19,6 +19,7 @@ import {
 } from './chat-session-options.js';
 import { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
 import { GuardedTransport, type TurnGate } from './guarded-transport.js';
+import { isDevelopment } from './is-development.js';
 import { latestTransportOptions } from './latest-transport-options.js';
 import type { PacingClock } from './relay-stream.js';
 import { ActivityTracker } from './request-activity.js';
@@ -33,19 +34,6 @@ import { TabLife } from './tab-life.js';
  * (`useDurableChat` calls `onFinish`), even while the tabs are still settling who owns it.
  */
 const turnsLeftMidway = new Map<string, number | undefined>();
-
-/**
- * Development builds only. Bundlers replace the literal `process.env.NODE_ENV`; without a
- * `process` (or with a shim that has no `env`) it counts as development.
- */
-function isDevelopment(): boolean {
-  if (typeof process === 'undefined') return true;
-  try {
-    return process.env.NODE_ENV !== 'production';
-  } catch {
-    return true; // a `process` shim without `env`: nothing says this is production
-  }
-}
 
 /** The `throttle` option as a pacing window: the default when unset, 0 (off) when not a positive number. */
 function renderWindowOf(options: ChatSessionOptions): number {
