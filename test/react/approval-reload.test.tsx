@@ -4,24 +4,19 @@
 // written as the README says: the transcript is saved in `onFinish` (not when aborted, failed
 // or following another tab's turn) and loaded back as `messages` on a reload. Every moment:
 // the tool runs once, both tabs end with the same transcript, no error, only tab 1 saves.
-import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { waitFor as waitForDom } from '@testing-library/react';
-import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { BroadcastChannelLike } from '../../src/session/tab-channel.js';
 import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
 import { MemoryLocks } from '../session/support/memory-locks.js';
 import { type AgentPause, pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import {
-  chatOptions,
-  mountChat,
   nextChatId,
   type RecordedRequest,
   recordingFetch,
   transcript as transcriptOf,
 } from './support/harness.js';
-import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
+import { type App, nodeChannel, type Tab, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -31,121 +26,12 @@ afterAll(async () => {
   await server.close();
 });
 
-const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
+const channel = nodeChannel;
 const appends = (requests: RecordedRequest[]) =>
   requests.filter((request) => request.method === 'POST' && request.path.endsWith('/in/append'));
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ASK = '/approve ship it';
 const EXPECTED = ['user: /approve ship it', 'assistant: [tool-confirm]Confirmed: ship it'];
-
-/** What either React path offers the test: one tab. */
-interface Tab {
-  transcript(): string[];
-  messages(): UIMessage[];
-  status(): string;
-  error(): Error | undefined;
-  send(text: string): void;
-  approve(id: string): Promise<void>;
-  unmount(): void;
-}
-
-interface App {
-  saved: UIMessage[];
-  saves: string[];
-  errors: { tab: string; error: unknown }[];
-  recorder: ReturnType<typeof recordingFetch>;
-}
-
-/** `startUntil`: the tab's session start (its token: a reloaded page has none) waits for it. */
-type Open = (
-  name: string,
-  chatId: string,
-  tabs: TabCoordinationOptions,
-  app: App,
-  startUntil?: Promise<void>,
-) => Tab;
-
-type StartSession = NonNullable<ReturnType<typeof chatOptions>['startSession']>;
-const heldStart = (start: StartSession | undefined, until: Promise<void> | undefined): StartSession => {
-  if (start === undefined) throw new Error('the harness gives every tab a startSession');
-  if (until === undefined) return start;
-  return async (...args: Parameters<StartSession>) => {
-    await until;
-    return start(...args);
-  };
-};
-
-const openDurable: Open = (name, chatId, tabs, app, startUntil) => {
-  const { persistence: _memory, retry: _shortened, ...options } = chatOptions(server, chatId);
-  const chat = mountChat({
-    ...options,
-    startSession: heldStart(options.startSession, startUntil),
-    persistence: 'local',
-    tabs,
-    fetch: app.recorder.fetch,
-    clientData: { delayMs: 5 },
-    messages: structuredClone(app.saved),
-    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-    onError: (error) => app.errors.push({ tab: name, error }),
-    onFinish: ({ messages, isAbort, isError }) => {
-      if (isAbort || isError) return;
-      app.saved = structuredClone(messages);
-      app.saves.push(name);
-    },
-  });
-  return {
-    transcript: () => chat.transcript(),
-    messages: () => chat.current.messages,
-    status: () => chat.current.status,
-    error: () => chat.current.error,
-    send: (text) => void chat.run((current) => current.sendMessage({ text })),
-    approve: (id) =>
-      chat.run(async (current) => {
-        await current.addToolApprovalResponse({ id, approved: true });
-      }),
-    unmount: () => chat.unmount(),
-  };
-};
-
-const openPlain: Open = (name, chatId, tabs, app, startUntil) => {
-  const { persistence: _memory, ...shared } = sessionOptions(server, chatId);
-  const holder: { page?: ReturnType<typeof mountPlainChat> } = {};
-  const following = () => holder.page?.session.isFollowingTurn() === true;
-  const page = mountPlainChat({
-    session: {
-      ...shared,
-      startSession: heldStart(shared.startSession, startUntil),
-      persistence: 'local',
-      tabs,
-      fetch: app.recorder.fetch,
-      clientData: { delayMs: 5 },
-    },
-    chat: {
-      resume: true,
-      messages: structuredClone(app.saved),
-      sendAutomaticallyWhen: (input) =>
-        !following() && lastAssistantMessageIsCompleteWithApprovalResponses(input),
-      onError: (error) => app.errors.push({ tab: name, error }),
-      onFinish: ({ messages, isAbort, isError }) => {
-        if (isAbort || isError || following()) return;
-        app.saved = structuredClone(messages as UIMessage[]);
-        app.saves.push(name);
-      },
-    },
-  });
-  holder.page = page;
-  return {
-    transcript: () => page.transcript(),
-    messages: () => page.chat.messages as UIMessage[],
-    status: () => page.chat.status,
-    error: () => page.chat.error,
-    send: (text) => void page.chat.sendMessage({ text }),
-    approve: async (id) => {
-      await page.chat.addToolApprovalResponse({ id, approved: true });
-    },
-    unmount: () => page.unmount(),
-  };
-};
 
 function approvalId(tab: Tab): string | undefined {
   const part = tab
@@ -179,10 +65,7 @@ const cells = moments.flatMap((entry) =>
   })),
 );
 
-const paths: [string, Open][] = [
-  ['useChat + useChatSession + useFollowTurns', openPlain],
-  ['useDurableChat', openDurable],
-];
+const paths = twoTabPaths(() => server);
 
 const coordinations: [string, () => TabCoordinationOptions][] = [
   ['Web Locks', () => ({ locks: new MemoryLocks(), broadcastChannel: channel })],

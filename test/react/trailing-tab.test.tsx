@@ -5,16 +5,14 @@
 // ended turn goes on (`trailing`). Tab 1's user sends the next message: nobody drives a turn,
 // so it must go out (it was refused with TURN_IN_OTHER_TAB after ACQUIRE_GRACE_MS), and tab 2,
 // once its start is let go, shows both turns, read-only.
-import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { BroadcastChannelLike } from '../../src/session/tab-channel.js';
 import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
 import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
-import { appendKinds, chatOptions, mountChat, nextChatId, recordingFetch } from './support/harness.js';
-import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
+import { appendKinds, nextChatId } from './support/harness.js';
+import { newApp, nodeChannel, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -24,105 +22,11 @@ afterAll(async () => {
   await server.close();
 });
 
-const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
+const channel = nodeChannel;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const EXPECTED = ['user: first', 'assistant: Echo: first', 'user: second', 'assistant: Echo: second'];
 
-interface Tab {
-  transcript(): string[];
-  status(): string;
-  error(): Error | undefined;
-  tab(): { owner: boolean; following: boolean };
-  send(text: string): void;
-  unmount(): void;
-}
-
-interface App {
-  saves: string[];
-  errors: { tab: string; error: unknown }[];
-  recorder: ReturnType<typeof recordingFetch>;
-}
-
-/** `startUntil`: the tab's session start (a reloaded page fetches a token first) waits for it. */
-type Open = (
-  name: string,
-  chatId: string,
-  tabs: TabCoordinationOptions,
-  app: App,
-  startUntil?: Promise<void>,
-) => Tab;
-
-type StartSession = NonNullable<ReturnType<typeof chatOptions>['startSession']>;
-const heldStart = (start: StartSession | undefined, until: Promise<void> | undefined): StartSession => {
-  if (start === undefined) throw new Error('the harness gives every tab a startSession');
-  if (until === undefined) return start;
-  return async (...args: Parameters<StartSession>) => {
-    await until;
-    return start(...args);
-  };
-};
-
-const openDurable: Open = (name, chatId, tabs, app, startUntil) => {
-  const { persistence: _memory, retry: _shortened, ...options } = chatOptions(server, chatId);
-  const chat = mountChat({
-    ...options,
-    startSession: heldStart(options.startSession, startUntil),
-    persistence: 'local',
-    tabs,
-    fetch: app.recorder.fetch,
-    clientData: { delayMs: 5 },
-    onError: (error) => app.errors.push({ tab: name, error }),
-    onFinish: ({ isAbort, isError }) => {
-      if (!isAbort && !isError) app.saves.push(name);
-    },
-  });
-  return {
-    transcript: () => chat.transcript(),
-    status: () => chat.current.status,
-    error: () => chat.current.error,
-    tab: () => chat.current.session.tab,
-    send: (text) =>
-      void chat.run((current) => current.sendMessage({ text })).catch(() => undefined /* onError has it */),
-    unmount: () => chat.unmount(),
-  };
-};
-
-const openPlain: Open = (name, chatId, tabs, app, startUntil) => {
-  const { persistence: _memory, ...shared } = sessionOptions(server, chatId);
-  const holder: { page?: ReturnType<typeof mountPlainChat> } = {};
-  const following = () => holder.page?.session.isFollowingTurn() === true;
-  const page = mountPlainChat({
-    session: {
-      ...shared,
-      startSession: heldStart(shared.startSession, startUntil),
-      persistence: 'local',
-      tabs,
-      fetch: app.recorder.fetch,
-      clientData: { delayMs: 5 },
-    },
-    chat: {
-      resume: true,
-      onError: (error) => app.errors.push({ tab: name, error }),
-      onFinish: ({ isAbort, isError }) => {
-        if (!isAbort && !isError && !following()) app.saves.push(name);
-      },
-    },
-  });
-  holder.page = page;
-  return {
-    transcript: () => page.transcript(),
-    status: () => page.chat.status,
-    error: () => page.chat.error,
-    tab: () => page.session.tab,
-    send: (text) => void page.chat.sendMessage({ text }).catch(() => undefined /* onError has it */),
-    unmount: () => page.unmount(),
-  };
-};
-
-const paths: [string, Open][] = [
-  ['useChat + useChatSession + useFollowTurns', openPlain],
-  ['useDurableChat', openDurable],
-];
+const paths = twoTabPaths(() => server);
 
 const coordinations: [string, () => { tabs: TabCoordinationOptions; locks?: MemoryLocks }][] = [
   [
@@ -140,7 +44,7 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
     it('does not block the owner’s next send; it then shows both turns, read-only', async () => {
       const chatId = nextChatId('trailing-tab');
       const { tabs, locks } = coordination();
-      const app: App = { saves: [], errors: [], recorder: recordingFetch() };
+      const app = newApp();
       const tab1 = open('tab1', chatId, tabs, app);
       let tab2 = open('tab2', chatId, tabs, app);
       const firstTurn = pauseTurn(chatId, 'first', 2);
