@@ -16,7 +16,7 @@ import {
   recordingFetch,
   transcript as transcriptOf,
 } from './support/harness.js';
-import { type App, nodeChannel, type Tab, twoTabPaths } from './support/two-tab-app.js';
+import { type App, nodeChannel, reloadSlowly, type Tab, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -176,17 +176,13 @@ describe.each(paths)('item 10 (%s): a slow reload during the approval request', 
     const firstTurn = pauseTurn(chatId, ASK, 2);
     tab1.send(ASK);
     await waitForDom(() => expect(firstTurn.reached).toBe(true), { timeout: 5_000 });
-    let letStart = () => {};
-    const started = new Promise<void>((resolve) => {
-      letStart = resolve;
-    });
-    tab2.unmount();
-    tab2 = open('tab2', chatId, tabs, app, started);
+    const reloaded = reloadSlowly(tab2, (started) => open('tab2', chatId, tabs, app, started));
+    tab2 = reloaded.tab;
     await pause(100);
     firstTurn.release();
     await waitForDom(() => expect(approvalId(tab1)).toBeDefined(), { timeout: 5_000 });
     await waitForDom(() => expect(tab1.status()).toBe('ready'));
-    letStart();
+    reloaded.letStart();
     await waitForDom(() => expect(approvalId(tab2)).toBeDefined(), { timeout: 5_000 });
     expect(tab2.transcript()[0]).toBe(EXPECTED[0]);
     await waitForDom(() => expect(tab2.status()).toBe('ready'));

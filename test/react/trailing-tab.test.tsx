@@ -12,7 +12,7 @@ import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.j
 import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import { appendKinds, nextChatId } from './support/harness.js';
-import { newApp, nodeChannel, twoTabPaths } from './support/two-tab-app.js';
+import { newApp, nodeChannel, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -51,12 +51,8 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       tab1.send('first');
       await waitForDom(() => expect(firstTurn.reached).toBe(true), { timeout: 5_000 });
       // Tab 2 reloads mid-turn; its session start (its token) waits until `letStart`.
-      let letStart = () => {};
-      const started = new Promise<void>((resolve) => {
-        letStart = resolve;
-      });
-      tab2.unmount();
-      tab2 = open('tab2', chatId, tabs, app, started);
+      const reloaded = reloadSlowly(tab2, (started) => open('tab2', chatId, tabs, app, started));
+      tab2 = reloaded.tab;
       await pause(100);
       firstTurn.release();
       await waitForDom(() => expect(tab1.transcript()).toEqual(EXPECTED.slice(0, 2)), { timeout: 5_000 });
@@ -69,7 +65,7 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       tab1.send('second');
       await waitForDom(() => expect(tab1.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
       expect(app.errors).toEqual([]);
-      letStart();
+      reloaded.letStart();
       await waitForDom(() => expect(tab2.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
       await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
       await pause(200);

@@ -138,3 +138,19 @@ export function twoTabPaths(server: () => DevServer): [string, Open][] {
     ['useDurableChat', openDurable],
   ];
 }
+
+/**
+ * Reloads `tab` as a page that fetches its token first: the new tab's session start waits until
+ * `letStart` is called (`reopen` opens it with that wait).
+ */
+export function reloadSlowly(
+  tab: Tab,
+  reopen: (startUntil: Promise<void>) => Tab,
+): { tab: Tab; letStart: () => void } {
+  let letStart = () => {};
+  const started = new Promise<void>((resolve) => {
+    letStart = resolve;
+  });
+  tab.unmount();
+  return { tab: reopen(started), letStart };
+}
