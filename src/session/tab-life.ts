@@ -50,8 +50,8 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
  *   turn ended (its owner finished and let go): there is nothing to drive, so it lets go of the
  *   lock at once (a send of any tab may start the next turn) and reads the ended turn to its end
  *   read-only, as in `following` (`showsOtherTabsTurn`). Its store is that read's until the
- *   turn ends there: a turn announced meanwhile is kept (with the record as it was then) and
- *   followed once the read is over, and the record another tab writes meanwhile is merged then.
+ *   turn ends there: turns announced meanwhile are kept (with the record as it was then) and
+ *   followed in order once the read is over, and the record another tab writes meanwhile is merged then.
  *   A send of this tab itself takes the lock and waits (briefly) for that read to end first.
  * - `releasing`: nothing of the turn is left on this page; the record is being written, and the
  *   lock goes once it is (a tab that takes the lock next reads it to tell an ended turn from an
@@ -165,11 +165,11 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   /** The wait for that announcement (one at a time: a newer storage event replaces it). */
   #announcementWait: unknown;
   /**
-   * A turn announced while this tab trailed, with the record as it was then (it says where the
-   * turn starts; the turn may have ended by the time this tab's read of the last one has): followed
-   * once that read ends (see `trailing`).
+   * Turns announced while this tab trailed, in order, each with the record as it was then (it says
+   * where the turn starts; the turn may have ended by the time this tab's read of the last one
+   * has): followed one after another once that read ends (see `trailing`).
    */
-  #keptTurn: { message: UI_MESSAGE | undefined; record: PersistedChatRecord | undefined } | undefined;
+  readonly #keptTurns: { message: UI_MESSAGE | undefined; record: PersistedChatRecord | undefined }[] = [];
   /** Sends of this tab waiting for its read of another tab's ended turn to end (see `acquire`). */
   readonly #readWaiters: (() => void)[] = [];
 
@@ -195,7 +195,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.#cleanups.push(
       client.store.subscribe((next, previous) => {
         if (next.turnLive || !previous.turnLive) return;
-        const trailed = this.#phase.type === 'trailing';
+        // A trailing read ended, or a kept turn followed after it: the next kept turn is due.
+        const trailed = this.#phase.type === 'trailing' || this.#keptTurns.length > 0;
         this.#move({ type: 'ended' });
         this.settle();
         this.#publish();
@@ -305,8 +306,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
 
   /** This tab drives a turn now: the record is its to write again. */
   #ownsTurn(): true {
-    // A turn another tab announced while this one trailed is over by now (this tab got the lock).
-    this.#keptTurn = undefined;
+    // Turns another tab announced while this one trailed are over by now (this tab got the lock).
+    this.#keptTurns.length = 0;
     this.#granted();
     this.#releaseRecord();
     return true;
@@ -381,8 +382,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       const record = await this.#readRecord();
       if (this.#disposed()) return;
       // Still reading another tab's ended turn: this tab's store is that read's until it ends.
-      if (this.#phase.type === 'trailing') {
-        this.#keptTurn ??= { message, record };
+      // Turns kept then are followed first, in order: this one after them.
+      if (this.#phase.type === 'trailing' || this.#keptTurns.length > 0) {
+        this.#keptTurns.push({ message, record });
         return;
       }
       if (record !== undefined) adoptPersistedRecord(this.#options.client, record);
@@ -451,9 +453,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    */
   async #trailed(): Promise<void> {
     const { client } = this.#options;
-    const kept = this.#keptTurn;
-    this.#keptTurn = undefined;
     if (this.#phase.type !== 'idle') return;
+    const kept = this.#keptTurns.shift();
     const record = kept?.record;
     if (kept === undefined || record === undefined || !record.turnLive || record.closed) {
       const now = await this.#readRecord();

@@ -24,7 +24,6 @@ afterAll(async () => {
 
 const channel = nodeChannel;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const EXPECTED = ['user: first', 'assistant: Echo: first', 'user: second', 'assistant: Echo: second'];
 
 const paths = twoTabPaths(() => server);
 
@@ -41,7 +40,11 @@ const coordinations: [string, () => { tabs: TabCoordinationOptions; locks?: Memo
 
 describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', (_mode, coordination) => {
   describe.each(paths)('%s', (_path, open) => {
-    it('does not block the owner’s next send; it then shows both turns, read-only', async () => {
+    it.each([
+      ['the owner’s next send', ['second']],
+      ['two more turns of the owner', ['second', 'third']],
+    ])('does not block %s; it then shows every turn, read-only', async (_sends, later) => {
+      const expected = ['first', ...later].flatMap((text) => [`user: ${text}`, `assistant: Echo: ${text}`]);
       const chatId = nextChatId('trailing-tab');
       const { tabs, locks } = coordination();
       const app = newApp();
@@ -55,26 +58,30 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       tab2 = reloaded.tab;
       await pause(100);
       firstTurn.release();
-      await waitForDom(() => expect(tab1.transcript()).toEqual(EXPECTED.slice(0, 2)), { timeout: 5_000 });
+      await waitForDom(() => expect(tab1.transcript()).toEqual(expected.slice(0, 2)), { timeout: 5_000 });
       await waitForDom(() => expect([tab1.status(), tab1.tab().owner]).toEqual(['ready', false]));
       // Tab 1 let go; tab 2 (its read of the ended turn still waiting for its start) gets the lock
       // (with the lease, at its next try) and trails: before the fix it kept the lock meanwhile.
       await pause(300);
       expect(tab2.tab()).toMatchObject({ owner: false, following: true });
 
-      tab1.send('second');
-      await waitForDom(() => expect(tab1.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
+      for (const [index, text] of later.entries()) {
+        tab1.send(text);
+        const shown = expected.slice(0, 4 + 2 * index);
+        await waitForDom(() => expect(tab1.transcript()).toEqual(shown), { timeout: 5_000 });
+        await waitForDom(() => expect(tab1.status()).toBe('ready'));
+      }
       expect(app.errors).toEqual([]);
       reloaded.letStart();
-      await waitForDom(() => expect(tab2.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
+      await waitForDom(() => expect(tab2.transcript()).toEqual(expected), { timeout: 5_000 });
       await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
       await pause(200);
-      expect(tab1.transcript()).toEqual(EXPECTED);
-      expect(tab2.transcript()).toEqual(EXPECTED);
+      expect(tab1.transcript()).toEqual(expected);
+      expect(tab2.transcript()).toEqual(expected);
       expect(app.errors).toEqual([]);
       expect([tab1.error(), tab2.error()]).toEqual([undefined, undefined]);
-      expect(appendKinds(app.recorder.requests)).toEqual(['message', 'message']);
-      expect(app.saves).toEqual(['tab1', 'tab1']);
+      expect(appendKinds(app.recorder.requests)).toEqual(['message', ...later.map(() => 'message')]);
+      expect(app.saves).toEqual(['tab1', ...later.map(() => 'tab1')]);
       if (locks !== undefined)
         await waitForDom(() => expect(locks.isHeld(`durable-chat:${chatId}`)).toBe(false));
       tab1.unmount();
