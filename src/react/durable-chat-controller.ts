@@ -4,7 +4,7 @@ import type { AppendResult } from '../client/append-request.js';
 import { foundLiveTurn } from '../client/live-turn.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { ChatSessionHandle } from '../session/chat-session-handle.js';
-import type { RemoteTurn } from '../session/chat-session-options.js';
+import type { RemoteFinal, RemoteTurn } from '../session/chat-session-options.js';
 import type { SessionCallOptions } from '../transport/session-chat-transport.js';
 
 /** `Chat`'s options, taken from `@ai-sdk/react` itself (it may bundle its own copy of `ai`). */
@@ -40,7 +40,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   #followingTurn = false;
   #queue: UI_MESSAGE[] = [];
   /** Another tab's final reply, applied once this chat is idle. */
-  #remoteFinal: UI_MESSAGE | undefined;
+  #remoteFinal: RemoteFinal<UI_MESSAGE> | undefined;
   /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
   #pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
   readonly #queueListeners = new Set<() => void>();
@@ -70,7 +70,9 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
       },
       onFinish: (event) => {
         if (!answers()) return;
-        if (!event.isAbort && !event.isError) handle.announceFinished(event.message);
+        // A stop (shown: not an unmount or a switch) ends the reply here; the other tabs, whose
+        // read may go past the stop, end it as this tab did (as useChat + useFollowTurns does).
+        if (!event.isError) handle.announceFinished(event.messages);
         this.#options.onFinish?.(event);
       },
       onData: (part) => {
@@ -97,8 +99,8 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   show(): () => void {
     this.#shown = true;
     const onRemoteTurn = (turn: RemoteTurn<UI_MESSAGE>) => this.#follow(turn);
-    const onRemoteFinish = (message: UI_MESSAGE) => {
-      this.#remoteFinal = message;
+    const onRemoteFinish = (final: RemoteFinal<UI_MESSAGE>) => {
+      this.#remoteFinal = final;
       this.#applyRemoteFinal();
     };
     // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
@@ -245,12 +247,13 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     this.#applyRemoteFinal();
   }
 
-  /** Applies the owner's final reply (`withRemoteFinal`), once idle. */
+  /** Applies how the owner's turn ended (`withRemoteFinal`), once idle and showing that turn. */
   #applyRemoteFinal(): void {
-    const message = this.#remoteFinal;
-    if (message === undefined || isBusy(this.chat as never) || this.#resuming) return;
+    const final = this.#remoteFinal;
+    if (final === undefined || isBusy(this.chat as never) || this.#resuming) return;
+    const messages = this.#handle.withRemoteFinal(this.chat.messages, final);
+    if (messages === undefined) return; // that turn is not shown here yet: kept until it is
     this.#remoteFinal = undefined;
-    const messages = this.#handle.withRemoteFinal(this.chat.messages, message);
     if (messages !== this.chat.messages) this.chat.messages = messages;
   }
 

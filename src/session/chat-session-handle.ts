@@ -13,6 +13,7 @@ import { type SessionCallOptions, SessionChatTransport } from '../transport/sess
 import { type ResolvedPersistence, resolvePersistence } from './browser-persistence.js';
 import {
   type ChatSessionOptions,
+  type RemoteFinal,
   type RemoteTurn,
   sessionIdentity,
   type TabState,
@@ -89,8 +90,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #ownSendMessageId: string | undefined;
   /** The reply of the last turn of another tab a resume showed (see `inServerOrder`). */
   #followedReplyId: string | undefined;
-  /** Set by `useDurableChat`: another tab's reply as it ended. */
-  remoteFinishHandler: ((message: UI_MESSAGE) => void) | undefined;
+  /** Set by `useDurableChat` / `useFollowTurns`: how another tab's turn ended on its screen. */
+  remoteFinishHandler: ((final: RemoteFinal<UI_MESSAGE>) => void) | undefined;
   /**
    * Set by `useDurableChat` / `useFollowTurns`: a resume of the live turn is about to reach the
    * chat, with the user message that turn answers (when known); the chat adds it if missing.
@@ -253,6 +254,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     // One stop at a time: useChat's abort and an explicit stop() in the same tick append one record.
     this.#stopping ??= (async () => {
       try {
+        // The owner's read (in another tab) must not take the stopped turn for a refused one.
+        if (this.#clientInstance?.getState().turnLive === true) this.#life?.announceStop();
         await this.sessionTransport.stop(this.chatId);
         const client = this.#clientInstance;
         if (client !== undefined) endLiveTurn(client.store, 'stopped');
@@ -292,9 +295,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     }
   }
 
-  /** Tells the other tabs how this tab's reply ended (they replace their copy). */
-  announceFinished(message: UI_MESSAGE): void {
-    this.#life?.announceFinished(message);
+  /** Tells the other tabs how this tab's turn ended, from its transcript then (they end alike). */
+  announceFinished(messages: readonly UI_MESSAGE[]): void {
+    this.#life?.announceFinished(messages);
   }
 
   sendPendingMessage(message: UI_MESSAGE, options?: SessionCallOptions): Promise<AppendResult> {
@@ -313,7 +316,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       coordinator,
       persistence: this.persistence,
       onRemoteTurn: (turn) => this.remoteTurnHandler?.(turn),
-      onRemoteFinish: (message) => this.remoteFinishHandler?.(message),
+      onRemoteFinish: (final) => this.remoteFinishHandler?.(final),
+      onRemoteStop: () => this.sessionTransport.noteRemoteStop(this.chatId),
       hasChat: () => this.remoteTurnHandler !== undefined,
       busy: () => this.#inFlight > 0,
       resendTakenOver: (pending) => {
@@ -342,19 +346,35 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
-   * `messages` with another tab's final reply: it replaces this tab's copy (same id); when this
-   * tab shows no copy but ends with the message of the turn it found live at load (its resume
-   * came after the turn ended), the reply is added after it. Otherwise `messages` as they are.
+   * `messages` ending as another tab's turn ended on its screen (`final`), or undefined while
+   * they do not show that turn yet (it applies later: a tab whose read of the turn has not
+   * started or ended). The reply replaces this tab's copy (same id, or the reply after the
+   * message it answers); no reply (the owner stopped before its first chunk) removes this tab's
+   * copy (its read went past the stop). With no `answers` (an older tab), the copy is replaced;
+   * a tab that shows no copy but ends with the message of the turn it found live at load (its
+   * resume came after the turn ended) adds the reply after it.
    */
-  withRemoteFinal<M extends UIMessage>(messages: M[], message: M): M[] {
-    const index = messages.findIndex((existing) => existing.id === message.id);
-    if (index !== -1) {
+  withRemoteFinal<M extends UIMessage>(messages: M[], final: RemoteFinal<M>): M[] | undefined {
+    const { message, answers } = final;
+    const index = message === undefined ? -1 : messages.findIndex((existing) => existing.id === message.id);
+    if (message !== undefined && index !== -1) {
       const next = [...messages];
       next[index] = message;
       return next;
     }
+    if (answers !== undefined) {
+      const asked = messages.findIndex((existing) => existing.id === answers);
+      // Not shown yet, or this tab went on past that turn (its copy is no longer the last).
+      if (asked === -1) return undefined;
+      if (asked < messages.length - 2) return messages;
+      const after = messages[asked + 1];
+      if (after !== undefined && after.role !== 'assistant') return messages;
+      const head = messages.slice(0, asked + 1);
+      if (message !== undefined) return [...head, message];
+      return after === undefined ? messages : head;
+    }
     const found = this.#foundTurnMessage;
-    if (message.role !== 'assistant' || found === undefined || messages.at(-1)?.id !== found.id)
+    if (message?.role !== 'assistant' || found === undefined || messages.at(-1)?.id !== found.id)
       return messages;
     return [...messages, message];
   }

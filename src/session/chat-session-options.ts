@@ -51,6 +51,16 @@ export interface RemoteTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   message: UI_MESSAGE | undefined;
 }
 
+/**
+ * How another tab's turn ended on its screen (`turn-finished`): its reply, or none (stopped
+ * before the first chunk), and the user message it answers. Every tab ends with this.
+ */
+export interface RemoteFinal<UI_MESSAGE extends UIMessage = UIMessage> {
+  message: UI_MESSAGE | undefined;
+  /** The id of the user message the turn answers (absent from tabs of an older version). */
+  answers: string | undefined;
+}
+
 /** This tab's part in the chat. */
 export interface TabState {
   mode: 'locks' | 'broadcast' | 'none';

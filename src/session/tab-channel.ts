@@ -6,9 +6,16 @@ export type TabMessage =
   | { type: 'turn-started'; tabId: string; message: UIMessage | undefined }
   /**
    * The owner's reply as it ended, so every tab ends with the same transcript (a tab that
-   * only replayed a continuation, e.g. after a tool output, lacks the parts before it).
+   * only replayed a continuation, e.g. after a tool output, lacks the parts before it; a tab
+   * whose read went past the owner's stop shows more). No `message`: the owner shows no reply
+   * (stopped before the first chunk). `answers`: the user message the turn answers.
    */
-  | { type: 'turn-finished'; tabId: string; message: UIMessage }
+  | { type: 'turn-finished'; tabId: string; message?: UIMessage; answers?: string }
+  /**
+   * A tab is about to append `stop` for the live turn: the owner's read then ends on a
+   * turn-complete without content, which is that stop, not the agent refusing the turn.
+   */
+  | { type: 'turn-stopped'; tabId: string }
   /** Broadcast-lease mode: the owner is alive (also the answer to a rival's claim). */
   | { type: 'heartbeat'; tabId: string }
   /** Broadcast-lease mode: a tab wants to own the next turn. Lowest (at, tabId) wins. */
@@ -33,7 +40,10 @@ export interface LockManagerLike {
   ): Promise<T>;
 }
 
-const TYPES = new Set(['turn-started', 'turn-finished', 'heartbeat', 'claim', 'released']);
+const TYPES = new Set(['turn-started', 'turn-finished', 'turn-stopped', 'heartbeat', 'claim', 'released']);
+
+const isMessage = (value: unknown) =>
+  typeof value === 'object' && value !== null && typeof (value as { id?: unknown }).id === 'string';
 
 /** Accepts only well-formed messages: other code on the origin may share the channel name. */
 export function parseTabMessage(data: unknown): TabMessage | undefined {
@@ -42,13 +52,11 @@ export function parseTabMessage(data: unknown): TabMessage | undefined {
   if (typeof message.type !== 'string' || !TYPES.has(message.type) || typeof message.tabId !== 'string')
     return undefined;
   if (message.type === 'claim' && typeof message.at !== 'number') return undefined;
-  if (
-    message.type === 'turn-finished' &&
-    (typeof message.message !== 'object' ||
-      message.message === null ||
-      typeof (message.message as { id?: unknown }).id !== 'string')
-  )
-    return undefined;
+  if (message.type === 'turn-finished') {
+    const { message: reply, answers } = message;
+    if (reply === undefined ? typeof answers !== 'string' : !isMessage(reply)) return undefined;
+    if (answers !== undefined && typeof answers !== 'string') return undefined;
+  }
   return message as unknown as TabMessage;
 }
 

@@ -6,7 +6,7 @@ import type { SessionClient } from '../client/session-client.js';
 // Framework-free, kept in react/ while the turn-ledger work changes it (CONTRIBUTING.md, imports).
 import { adoptPersistedRecord } from './adopt-persisted-record.js';
 import type { ResolvedPersistence } from './browser-persistence.js';
-import type { RemoteTurn, TabState } from './chat-session-options.js';
+import type { RemoteFinal, RemoteTurn, TabState } from './chat-session-options.js';
 import type { TabCoordinator } from './tab-coordinator.js';
 
 /** How long a send waits for an owner that is just letting go (its turn ended a moment ago). */
@@ -24,8 +24,10 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   persistence: ResolvedPersistence;
   /** Show another tab's turn (or, after a takeover, this tab's own) in the chat. */
   onRemoteTurn(turn: RemoteTurn<UI_MESSAGE>): void;
-  /** Another tab's reply as it ended: replaces this tab's copy of it. */
-  onRemoteFinish(message: UI_MESSAGE): void;
+  /** How another tab's turn ended on its screen: this tab ends alike. */
+  onRemoteFinish(final: RemoteFinal<UI_MESSAGE>): void;
+  /** Another tab is stopping the live turn (see the `turn-stopped` message). */
+  onRemoteStop(): void;
   /** A chat (useDurableChat or useFollowTurns) is mounted that reads turns. */
   hasChat(): boolean;
   /** A send is in flight. */
@@ -187,7 +189,11 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
             this.#grace?.abort();
             void this.#onAnnouncement(message.message as UI_MESSAGE | undefined);
           } else if (message.type === 'turn-finished' && !this.#disposed())
-            options.onRemoteFinish(message.message as UI_MESSAGE);
+            options.onRemoteFinish({
+              message: message.message as UI_MESSAGE | undefined,
+              answers: message.answers,
+            });
+          else if (message.type === 'turn-stopped' && !this.#disposed()) options.onRemoteStop();
         }),
         coordinator.onOwnershipChange(() => this.#publish()),
       );
@@ -357,10 +363,35 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     );
   }
 
-  /** Tells the other tabs how this tab's reply ended. */
-  announceFinished(message: UI_MESSAGE): void {
+  /**
+   * Tells the other tabs how this tab's turn ended, from its transcript then: the reply it
+   * shows (or none: stopped before the first chunk) and the user message it answers.
+   */
+  announceFinished(messages: readonly UI_MESSAGE[]): void {
     const { coordinator } = this.#options;
-    coordinator?.announce({ type: 'turn-finished', tabId: coordinator.tabId, message });
+    const last = messages.at(-1);
+    if (coordinator === undefined || last === undefined) return;
+    const { tabId } = coordinator;
+    if (last.role === 'user') {
+      coordinator.announce({ type: 'turn-finished', tabId, answers: last.id });
+      return;
+    }
+    if (last.role !== 'assistant') return;
+    let asked: UI_MESSAGE | undefined;
+    for (let index = messages.length - 2; index >= 0 && asked === undefined; index--)
+      if (messages[index]?.role === 'user') asked = messages[index];
+    coordinator.announce({
+      type: 'turn-finished',
+      tabId,
+      message: last,
+      ...(asked === undefined ? {} : { answers: asked.id }),
+    });
+  }
+
+  /** Tells the other tabs that this tab appends `stop` for the live turn (before it does). */
+  announceStop(): void {
+    const { coordinator } = this.#options;
+    coordinator?.announce({ type: 'turn-stopped', tabId: coordinator.tabId });
   }
 
   dispose(): void {

@@ -1,6 +1,6 @@
 import type { ChatStatus, UIMessage } from 'ai';
 import type { ChatSessionHandle } from './chat-session-handle.js';
-import type { RemoteTurn } from './chat-session-options.js';
+import type { RemoteFinal, RemoteTurn } from './chat-session-options.js';
 
 /** A change of the chat's messages, applied to the messages the chat has when it runs. */
 export type MessagesUpdate<UI_MESSAGE extends UIMessage> = (messages: UI_MESSAGE[]) => UI_MESSAGE[];
@@ -35,8 +35,8 @@ const isBusy = (status: ChatStatus) => status === 'submitted' || status === 'str
 export class TurnFollow<UI_MESSAGE extends UIMessage> {
   /** A request of the chat is being shown (its resume, or a followed turn's). */
   #resuming = false;
-  /** Another tab's final reply, applied once this chat is idle. */
-  #remoteFinal: UI_MESSAGE | undefined;
+  /** How another tab's turn ended, applied once this chat is idle and shows that turn. */
+  #remoteFinal: RemoteFinal<UI_MESSAGE> | undefined;
   /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
   #pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
   #attached = false;
@@ -60,8 +60,8 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
   attach(): () => void {
     const handle = this.#handle;
     const show = (turn: RemoteTurn<UI_MESSAGE>) => this.#show(turn);
-    const onRemoteFinish = (message: UI_MESSAGE) => {
-      this.#remoteFinal = message;
+    const onRemoteFinish = (final: RemoteFinal<UI_MESSAGE>) => {
+      this.#remoteFinal = final;
       this.#applyRemoteFinal();
     };
     // A resumed turn (coming back, a reload, another tab's) brings back the message it answers.
@@ -118,8 +118,8 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     this.#ownRequest = false;
     if (handle.followedResumes !== this.#resumesAtStart) return; // it showed another tab's turn
     const latest = this.#chat();
-    const last = latest.messages.at(-1);
-    if (latest.status === 'ready' && last?.role === 'assistant') handle.announceFinished(last);
+    // Also a stopped reply (ready, not error): the other tabs end it as this tab did.
+    if (latest.status === 'ready') handle.announceFinished(latest.messages);
   }
 
   #show(turn: RemoteTurn<UI_MESSAGE>): void {
@@ -171,13 +171,15 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     this.#applyRemoteFinal();
   }
 
-  /** Applies the owner's final reply (`withRemoteFinal`), once idle. */
+  /** Applies how the owner's turn ended (`withRemoteFinal`), once idle and showing that turn. */
   #applyRemoteFinal(): void {
     const current = this.#chat();
-    const message = this.#remoteFinal;
-    if (message === undefined || this.#resuming || isBusy(current.status)) return;
+    const final = this.#remoteFinal;
+    if (final === undefined || this.#resuming || isBusy(current.status)) return;
+    // Not shown here yet (this tab's read of that turn is still to come): kept until it is.
+    if (this.#handle.withRemoteFinal(current.messages, final) === undefined) return;
     this.#remoteFinal = undefined;
-    this.#update((messages) => this.#handle.withRemoteFinal(messages, message));
+    this.#update((messages) => this.#handle.withRemoteFinal(messages, final) ?? messages);
   }
 
   /** Changes the chat's messages as they are when the change runs (see `FollowableChat.setMessages`). */

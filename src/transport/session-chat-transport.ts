@@ -268,6 +268,21 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   /**
+   * Another tab (of this browser) is stopping the chat's live turn: the turn this page reads then
+   * ends on a turn-complete without content, which is that stop, not a refusal (`TURN_REJECTED`);
+   * a send of this page whose append is still unanswered is stopped behind it.
+   */
+  noteRemoteStop(chatId: string): void {
+    const entry = this.chats.get(chatId);
+    const active = entry?.active;
+    if (entry === undefined || active === undefined || active.finished) return;
+    active.noteStoppedElsewhere();
+    // Appends of two tabs are not ordered: that stop may reach the agent before this page's
+    // message, which would then run in full. This page's own stop goes out behind its message.
+    if (active.ownAppendUnanswered) this.#sendStop(entry);
+  }
+
+  /**
    * Fires the agent's action handler. Its output streams on `.out` like a turn: the chat
    * records it as live, so `resumeStream()` (reconnectToStream) shows it.
    */

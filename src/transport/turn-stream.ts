@@ -203,6 +203,8 @@ export class TurnStream {
   #completedInEventId: number | undefined;
   /** Highest `seq_num` read through the turn-complete and the command records right after it. */
   #cleanEnd: number | undefined;
+  /** Another tab of this page's browser is stopping the turn (`noteStoppedElsewhere`). */
+  #stoppedElsewhere = false;
   // What was emitted.
   #content = false;
   #firstChunkSeen = false;
@@ -483,6 +485,21 @@ export class TurnStream {
   stop(asAbort = false): void {
     this.#stoppedAsAbort = asAbort;
     this.#end('stopped');
+  }
+
+  /**
+   * Another tab is appending `stop` for this turn: a turn-complete without content is then that
+   * stop (the spec emits one on stop), not the agent refusing the turn: the stream ends quietly.
+   */
+  noteStoppedElsewhere(): void {
+    this.#stoppedElsewhere = true;
+  }
+
+  /** This page's own send (not a resumed one) whose append is not answered yet (it may not have gone out). */
+  get ownAppendUnanswered(): boolean {
+    const { mode } = this.#options;
+    if (mode.type !== 'send' || mode.resumed === true) return false;
+    return this.#phase.type === 'locating' || this.#phase.type === 'appending';
   }
 
   /**
@@ -999,7 +1016,11 @@ export class TurnStream {
     this.#completedInEventId = record.sessionInEventId;
     this.#cleanEnd = record.seqNum;
     const rejected =
-      mode.type === 'send' && mode.resumed !== true && mode.trigger === 'submit-message' && !this.#content;
+      mode.type === 'send' &&
+      mode.resumed !== true &&
+      mode.trigger === 'submit-message' &&
+      !this.#content &&
+      !this.#stoppedElsewhere;
     client.emit({ type: 'turn-completed', chatId: client.chatId, seqNum: record.seqNum, rejected });
     if (rejected) this.#end('rejected', new TurnRejectedError());
     else this.#end('completed');

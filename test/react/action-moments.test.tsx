@@ -92,6 +92,8 @@ interface Tab {
   messages(): UIMessage[];
   busy(): boolean;
   send(text: string): void;
+  /** The user's Stop button. */
+  stop(): void;
   /** Re-renders on another chat (the app passes that chat's saved messages). */
   show(chatId: string, messages: UIMessage[]): void;
   unmount(): void;
@@ -199,6 +201,7 @@ const mountPlain: Mount = (browser, { name, chatId, messages, page, strict, susp
     send: (text) => {
       void chat.chat.sendMessage({ text }).catch(() => {});
     },
+    stop: () => void chat.chat.stop(),
     show: (id, initial) => {
       tab.chatId = id;
       chat.update(propsOf(id, initial));
@@ -251,6 +254,7 @@ const mountDurable: Mount = (browser, { name, chatId, messages, page, strict, su
     send: (text) => {
       void chat.run((current) => current.sendMessage({ text })).catch(() => {});
     },
+    stop: () => void chat.run((current) => current.stop()),
     show: (id, initial) => {
       tab.chatId = id;
       chat.update(optionsOf(id, initial));
@@ -394,10 +398,11 @@ const MOMENTS: Record<string, Moment> = {
 interface Cell {
   /** The tabs open after the action. */
   tabs: Tab[];
-  expected: string[];
+  /** The transcript every tab ends with; `as shown by a`: tab A's, once every tab is idle (a stop). */
+  expected: string[] | 'as shown by a';
   appends: number;
-  /** Saves (README's onFinish rule), each with the chat's texts then. */
-  saves: { chat: string; texts: string[] }[];
+  /** Saves (README's onFinish rule), each with the chat's texts then; `as shown by a`: A's, once. */
+  saves: { chat: string; texts: string[] }[] | 'as shown by a';
   /** Errors the app may hear (documented), by tab. */
   errors: { tab: string; code: string }[];
 }
@@ -419,6 +424,8 @@ interface Action {
   /** A second tab open from the start. */
   opensSecondTab: boolean;
   strict?: boolean;
+  /** False at a moment the user cannot act at (the tab shows nothing to act on): no cell. */
+  appliesAt?(moment: Moment): boolean;
   apply(context: ActionContext): Promise<Cell>;
 }
 
@@ -521,7 +528,48 @@ const ACTIONS: Record<string, Action> = {
       return { ...oneTurn(a.chatId, [a, second]), errors: [{ tab: 'b', code: 'TURN_IN_OTHER_TAB' }] };
     },
   },
+  // The user stops A's turn in the tab that drives it, or in the second tab that follows it (the
+  // README: stop works from a following tab too). Every tab ends with the reply as the owner
+  // ended it (it tells the other tabs), which is the stopped reply's start, or the whole reply
+  // when the stop came after it. A stopped reply is not saved (README's onFinish rule).
+  'the owner stops': {
+    tabs: true,
+    opensSecondTab: true,
+    apply: async ({ a, b, moment }) => {
+      a.stop();
+      return stopped(a, b as Tab, 'a', moment);
+    },
+  },
+  'the second tab stops': {
+    tabs: true,
+    opensSecondTab: true,
+    // Before A announces its turn the second tab shows no turn, so no Stop button to press.
+    appliesAt: (moment) => moment.announcesLater !== true,
+    apply: async ({ a, b, moment }) => {
+      const second = b as Tab;
+      await waitFor(() => moment.caughtUp(second), BOUND_MS, 'the second tab to show the moment');
+      second.stop();
+      return stopped(a, second, 'b', moment);
+    },
+  },
 };
+
+/**
+ * After a stop nothing live was left to stop (the turn was over, or the second tab had not heard
+ * of it yet: one turn as without the stop); otherwise the agent got the message and the stop,
+ * and the reply is what A shows. A stopped reply is not saved (`isAbort`) in the tab that
+ * stopped; A, when the second tab stopped, saves the turn as it ended there.
+ */
+function stopped(a: Tab, second: Tab, stopper: 'a' | 'b', moment: Moment): Cell {
+  if (!moment.duringTurn) return oneTurn(a.chatId, [a, second]);
+  return {
+    tabs: [a, second],
+    expected: 'as shown by a',
+    appends: 2,
+    saves: stopper === 'a' ? [] : 'as shown by a',
+    errors: [],
+  };
+}
 
 // Every tab action again as a browser without Web Locks runs it (the lease over the global
 // BroadcastChannel, default heartbeat): ownership is then a claim and heartbeats, not a lock.
@@ -566,6 +614,7 @@ describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
   const path = _path;
   for (const [momentName, moment] of Object.entries(MOMENTS)) {
     for (const [actionName, action] of Object.entries(ACTIONS)) {
+      if (action.appliesAt?.(moment) === false) continue;
       const name = `${actionName} at "${momentName}"`;
       const defect = KNOWN_DEFECTS[`${path}: ${name}`];
       // KNOWN_DEFECTS=1 runs the known-defect cells too (to check they still fail, or pass after a fix).
@@ -607,27 +656,37 @@ describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
               saves: browser.saves,
               errors: browser.errors,
             });
+          const expectedNow = () => (cell.expected === 'as shown by a' ? a.transcript() : cell.expected);
           await waitFor(
             () =>
               (server.inspect(chatId)?.in.nextSeq ?? 0) === cell.appends &&
               cell.tabs.every(
-                (tab) => !tab.busy() && JSON.stringify(tab.transcript()) === JSON.stringify(cell.expected),
+                (tab) => !tab.busy() && JSON.stringify(tab.transcript()) === JSON.stringify(expectedNow()),
               ),
             BOUND_MS,
             'every tab to show the turn',
           ).catch((error: unknown) => {
             throw new Error(`${String(error)}: ${describeTabs()}`);
           });
-          await waitFor(() => browser.saves.length >= cell.saves.length, 2_000, 'the saves').catch(() => {});
+          const savesDue = cell.saves === 'as shown by a' ? 1 : cell.saves.length;
+          await waitFor(() => browser.saves.length >= savesDue, 2_000, 'the saves').catch(() => {});
           // Late work (a takeover, a stray resume or save) would show within this.
           await sleep(200);
           for (const tab of cell.tabs)
             expect({ tab: tab.name, transcript: tab.transcript() }).toEqual({
               tab: tab.name,
-              transcript: cell.expected,
+              transcript: expectedNow(),
             });
           expect(server.inspect(chatId)?.in.nextSeq ?? 0).toBe(cell.appends);
-          expect(browser.saves.map(({ chat, texts }) => ({ chat, texts }))).toEqual(cell.saves);
+          const saves =
+            cell.saves === 'as shown by a' ? [{ chat: a.chatId, texts: textsOf(a.messages()) }] : cell.saves;
+          expect(browser.saves.map(({ chat, texts }) => ({ chat, texts }))).toEqual(saves);
+          if (cell.expected === 'as shown by a') {
+            // A stopped reply: the message once, then what the agent wrote before the stop (if anything).
+            const [asked, answer, ...more] = a.transcript();
+            expect({ asked, more }).toEqual({ asked: `user: ${TEXT}`, more: [] });
+            if (answer !== undefined) expect(reply(TEXT).startsWith(answer)).toBe(true);
+          }
           expect(browser.errors).toEqual(cell.errors);
         } finally {
           for (const tab of browser.tabs) if (!tab.closed) tab.unmount();

@@ -87,5 +87,54 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       tab1.unmount();
       tab2.unmount();
     });
+
+    // The owner stops its next turn mid-reply while tab 2 still trails: tab 2 follows that kept
+    // turn later, and must end with the reply as the owner ended it (the owner told the other
+    // tabs), not with what the agent wrote after the stop.
+    it('shows a turn the owner stopped as the owner ended it', async () => {
+      const chatId = nextChatId('trailing-stop');
+      const { tabs } = coordination();
+      const app = newApp();
+      const tab1 = open('tab1', chatId, tabs, app);
+      let tab2 = open('tab2', chatId, tabs, app);
+      const firstTurn = pauseTurn(chatId, 'first', 2);
+      tab1.send('first');
+      await waitForDom(() => expect(firstTurn.reached).toBe(true), { timeout: 5_000 });
+      const reloaded = reloadSlowly(tab2, (started) => open('tab2', chatId, tabs, app, started));
+      tab2 = reloaded.tab;
+      await pause(100);
+      firstTurn.release();
+      await waitForDom(() => expect(tab1.transcript()).toEqual(['user: first', 'assistant: Echo: first']), {
+        timeout: 5_000,
+      });
+      await waitForDom(() => expect([tab1.status(), tab1.tab().owner]).toEqual(['ready', false]));
+      await pause(300);
+      expect(tab2.tab()).toMatchObject({ owner: false, following: true });
+
+      const secondTurn = pauseTurn(chatId, 'second', 3);
+      tab1.send('second');
+      await waitForDom(() => expect(secondTurn.reached).toBe(true), { timeout: 5_000 });
+      tab1.stop();
+      await waitForDom(() => expect(tab1.status()).toBe('ready'), { timeout: 5_000 });
+      secondTurn.release();
+      await waitForDom(
+        () => expect(appendKinds(app.recorder.requests)).toEqual(['message', 'message', 'stop']),
+        {
+          timeout: 5_000,
+        },
+      );
+      await pause(300);
+      const ownerEnded = tab1.transcript();
+      expect(ownerEnded.slice(0, 3)).toEqual(['user: first', 'assistant: Echo: first', 'user: second']);
+      reloaded.letStart();
+      await waitForDom(() => expect(tab2.transcript()).toEqual(ownerEnded), { timeout: 5_000 });
+      await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
+      await pause(300);
+      expect(tab1.transcript()).toEqual(ownerEnded);
+      expect(tab2.transcript()).toEqual(ownerEnded);
+      expect(app.errors).toEqual([]);
+      tab1.unmount();
+      tab2.unmount();
+    });
   });
 });

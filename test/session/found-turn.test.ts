@@ -43,19 +43,22 @@ const loaded = async (handle: ChatSessionHandle) => {
   await new Promise((resolve) => setTimeout(resolve, 0));
 };
 
+/** A `turn-finished` of a tab of an older version: no `answers`. */
+const older = (message: UIMessage) => ({ message, answers: undefined });
+
 describe('the live turn a chat loads with', () => {
   it('shows its message at load, and adds the owner’s final reply after it when no copy is shown', async () => {
     const { handle, shown } = handleWith({ turnLive: true, turnMessage: JSON.stringify(user) });
     const detach = handle.attach();
     await loaded(handle);
     expect(shown).toEqual([user]);
-    expect(handle.withRemoteFinal([earlier, user], reply)).toEqual([earlier, user, reply]);
+    expect(handle.withRemoteFinal([earlier, user], older(reply))).toEqual([earlier, user, reply]);
     // A copy shown (the resume came in time) is replaced by id; nothing is added twice.
     const partial = { ...reply, parts: [{ type: 'text' as const, text: 'hi' }] };
-    expect(handle.withRemoteFinal([user, partial], reply)).toEqual([user, reply]);
+    expect(handle.withRemoteFinal([user, partial], older(reply))).toEqual([user, reply]);
     // The chat moved on from that message: another tab's reply of no shown turn is left out.
     const unrelated = [user, { ...earlier, id: 'u2' }];
-    expect(handle.withRemoteFinal(unrelated, reply)).toBe(unrelated);
+    expect(handle.withRemoteFinal(unrelated, older(reply))).toBe(unrelated);
     detach();
   });
 
@@ -65,7 +68,41 @@ describe('the live turn a chat loads with', () => {
     await loaded(handle);
     expect(shown).toEqual([]);
     const messages = [user];
-    expect(handle.withRemoteFinal(messages, reply)).toBe(messages);
+    expect(handle.withRemoteFinal(messages, older(reply))).toBe(messages);
     detach();
+  });
+});
+
+describe('how another tab’s turn ended (`answers` names the user message it answers)', () => {
+  const ended = (message: UIMessage | undefined) => ({ message, answers: user.id });
+  const otherId = { ...reply, id: 'generated-here' };
+  it('replaces this tab’s copy, by id or as the reply after that message, or adds it', async () => {
+    const { handle } = handleWith({ turnLive: false });
+    await loaded(handle);
+    const partial = { ...reply, parts: [{ type: 'text' as const, text: 'hi' }] };
+    expect(handle.withRemoteFinal([earlier, user, partial], ended(reply))).toEqual([earlier, user, reply]);
+    // This tab's copy has an id of its own (an agent that sends no message id): still replaced.
+    expect(handle.withRemoteFinal([earlier, user, otherId], ended(reply))).toEqual([earlier, user, reply]);
+    // This tab stopped its read before the reply (a stop from this tab that came too late).
+    expect(handle.withRemoteFinal([earlier, user], ended(reply))).toEqual([earlier, user, reply]);
+  });
+
+  it('removes this tab’s copy when the owner shows no reply (it stopped before the first chunk)', async () => {
+    const { handle } = handleWith({ turnLive: false });
+    await loaded(handle);
+    expect(handle.withRemoteFinal([earlier, user, reply], ended(undefined))).toEqual([earlier, user]);
+    const same = [earlier, user];
+    expect(handle.withRemoteFinal(same, ended(undefined))).toBe(same);
+  });
+
+  it('waits while that turn is not shown here, and leaves a chat that moved on as it is', async () => {
+    const { handle } = handleWith({ turnLive: false });
+    await loaded(handle);
+    expect(handle.withRemoteFinal([earlier], ended(reply))).toBeUndefined();
+    expect(handle.withRemoteFinal([earlier], ended(undefined))).toBeUndefined();
+    const movedOn = [user, reply, { ...earlier, id: 'u3' }];
+    expect(handle.withRemoteFinal(movedOn, ended(undefined))).toBe(movedOn);
+    const followedByUser = [user, { ...earlier, id: 'u3' }];
+    expect(handle.withRemoteFinal(followedByUser, ended(reply))).toBe(followedByUser);
   });
 });

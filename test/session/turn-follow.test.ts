@@ -23,7 +23,7 @@ function fakeHandle(refused: string) {
     hasRefusedMessage: () => true,
     needsServerOrder: () => false,
     // The handle's rule for a final reply this tab shows a copy of: replaced by id.
-    withRemoteFinal: (messages: UIMessage[], message: UIMessage) =>
+    withRemoteFinal: (messages: UIMessage[], { message }: { message: UIMessage }) =>
       messages.map((existing) => (existing.id === message.id ? message : existing)),
     activity: { clearError: () => {} },
     client: { environment: { warn: () => {} } },
@@ -85,7 +85,10 @@ describe('TurnFollow', () => {
     follow.observe();
     // This tab sends: the chat has its message, the render that shows it (busy) has not committed.
     held = [...held, message('mine', 'from this tab')];
-    (handle.remoteFinishHandler as (final: UIMessage) => void)(reply('the whole reply'));
+    (handle.remoteFinishHandler as (final: { message: UIMessage; answers: undefined }) => void)({
+      message: reply('the whole reply'),
+      answers: undefined,
+    });
     expect(
       held.map((shown) => [shown.id, shown.parts[0]?.type === 'text' ? shown.parts[0].text : '']),
     ).toEqual([

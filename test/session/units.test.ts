@@ -234,6 +234,14 @@ describe('TabCoordinator', () => {
       message: { id: 'm1', role: 'assistant', parts: [] },
     };
     expect(parseTabMessage(finished)).toEqual(finished);
+    // A turn that ended with no reply on the owner's screen names the message it answers.
+    const noReply = { type: 'turn-finished', tabId: 'x', answers: 'u1' };
+    expect(parseTabMessage(noReply)).toEqual(noReply);
+    expect(parseTabMessage({ ...finished, answers: 7 })).toBeUndefined();
+    expect(parseTabMessage({ type: 'turn-stopped', tabId: 'x' })).toEqual({
+      type: 'turn-stopped',
+      tabId: 'x',
+    });
   });
 });
 

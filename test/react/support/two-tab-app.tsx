@@ -24,6 +24,8 @@ export interface Tab {
   tab(): { owner: boolean; following: boolean };
   send(text: string): void;
   approve(id: string): Promise<void>;
+  /** The user's Stop button. */
+  stop(): void;
   unmount(): void;
 }
 
@@ -88,6 +90,7 @@ export function twoTabPaths(server: () => DevServer): [string, Open][] {
         chat.run(async (current) => {
           await current.addToolApprovalResponse({ id, approved: true });
         }),
+      stop: () => void chat.run((current) => current.stop()),
       unmount: () => chat.unmount(),
     };
   };
@@ -129,6 +132,7 @@ export function twoTabPaths(server: () => DevServer): [string, Open][] {
       approve: async (id) => {
         await page.chat.addToolApprovalResponse({ id, approved: true });
       },
+      stop: () => void page.chat.stop(),
       unmount: () => page.unmount(),
     };
   };
