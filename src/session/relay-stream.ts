@@ -161,7 +161,8 @@ export function relay(
           reading = undefined;
           if (ended) return;
           const held = pacer.take(clock.now());
-          if (held.length === 0 || gate.released()) return fail(controller, error);
+          // A chat that was left drops it, as `fail` parks it.
+          if (held.length === 0 || gate.released() || watch.superseded) return fail(controller, error);
           // Erroring the stream would discard the queued delta: the next pull raises it.
           failedRead = { error };
           handOver(controller, held);

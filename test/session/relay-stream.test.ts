@@ -50,15 +50,9 @@ function relayed(clock: ReturnType<typeof manualClock>) {
     },
   });
   const gate = page(clock);
-  const out = relay(
-    stream,
-    undefined,
-    { seen: undefined, superseded: false },
-    gate,
-    gate.activity.begin('sending'),
-    () => {},
-  );
-  return { source, reader: out.getReader(), activity: gate.activity };
+  const watch = { seen: undefined, superseded: false };
+  const out = relay(stream, undefined, watch, gate, gate.activity.begin('sending'), () => {});
+  return { source, reader: out.getReader(), activity: gate.activity, watch };
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -112,5 +106,33 @@ describe('the relay paces deltas and never loses a held one', () => {
     expect((await reader.read()).value).toEqual(delta('b'));
     await expect(reader.read()).rejects.toBe(failure);
     expect(activity.get()).toMatchObject({ phase: 'none', error: failure });
+  });
+
+  it('a chat another one superseded drops the held delta when its source fails, and hears nothing', async () => {
+    const clock = manualClock();
+    const { source, reader, activity, watch } = relayed(clock);
+    source.enqueue(delta('a'));
+    expect((await reader.read()).value).toEqual(delta('a'));
+    source.enqueue(delta('b'));
+    await tick();
+    // The session transport gave this chat's reader to a resume of another \`Chat\` (see
+    // \`GuardedTransport\`): the stream it let go of fails, and this chat was left.
+    watch.superseded = true;
+    source.error(new Error('this reader was released; resume to continue'));
+    await tick();
+    let settled = false;
+    void reader.read().then(
+      () => {
+        settled = true;
+      },
+      () => {
+        settled = true;
+      },
+    );
+    clock.advance(W);
+    await tick();
+    await tick();
+    expect(settled).toBe(false);
+    expect(activity.get()).toMatchObject({ phase: 'none', error: undefined });
   });
 });
