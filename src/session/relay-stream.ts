@@ -3,6 +3,7 @@ import { type ClientEnvironment, listenForAbort } from '../client/environment.js
 import { isAbortError } from '../client/http.js';
 import { DeltaPacer } from './delta-pacer.js';
 import type { TurnGate } from './guarded-transport.js';
+import { nextRelayPhase, type RelayEvent, type RelayPhase, STREAMING } from './relay-phase.js';
 import type { ActivityUpdate } from './request-activity.js';
 
 /** Waits one macrotask: React runs every effect cleanup of a commit before it returns. */
@@ -36,6 +37,9 @@ export type PacingClock = Pick<ClientEnvironment, 'now' | 'setTimeout' | 'clearT
 
 const DUE = Symbol('due');
 
+/** A pull that never settles: a parked chat hears nothing more. */
+const parkedPull = () => new Promise<void>(() => {});
+
 /**
  * Forwards a stream to `useChat` and decides what an abort means. An abort while a
  * component still holds the chat, not followed by a cleanup in the same tick, is the
@@ -50,6 +54,8 @@ const DUE = Symbol('due');
  * On the user's stop it is handed over too, but `useChat` applies nothing after its
  * abort: what was held then (at most one window of text) is not shown. A chat that was
  * left drops it.
+ *
+ * Where the stream stands is one `RelayPhase`, moved only through `nextRelayPhase`.
  */
 export function relay(
   source: ReadableStream<UIMessageChunk>,
@@ -62,27 +68,28 @@ export function relay(
   const reader = source.getReader();
   const { clock } = gate;
   const pacer = new DeltaPacer(gate.renderWindowMs());
-  let ended = false;
-  let parked = false;
+  let phase = STREAMING;
   let controllerRef: ReadableStreamDefaultController<UIMessageChunk> | undefined;
   /** A read not yet answered: pacing may hand over a held delta while it waits. */
   let reading: Promise<ReadableStreamReadResult<UIMessageChunk>> | undefined;
-  /** A read failure met while a delta was held: raised on the next pull, after the delta is read. */
-  let failedRead: { error: unknown } | undefined;
-  const end = () => {
-    if (ended) return;
-    ended = true;
+  const letGo = () => reader.cancel().catch(() => undefined);
+  /**
+   * Moves along the table of `nextRelayPhase`: the phase entered, or undefined when the event
+   * left the phase as it was. Parking is silent whatever led to it, so it is done here.
+   */
+  const move = (event: RelayEvent): RelayPhase | undefined => {
+    const next = nextRelayPhase(phase, event);
+    if (next === phase) return undefined;
+    phase = next;
+    if (next.type === 'failing') return next;
     signal?.removeEventListener('abort', onAbort);
     onEnd();
-  };
-  const letGo = () => reader.cancel().catch(() => undefined);
-  const park = () => {
-    if (ended) return;
-    parked = true;
-    pacer.drop();
-    end();
-    update('none');
-    void letGo();
+    if (next.type === 'parked') {
+      pacer.drop();
+      update('none');
+      void letGo();
+    }
+    return next;
   };
   const handOver = (
     controller: ReadableStreamDefaultController<UIMessageChunk>,
@@ -91,13 +98,8 @@ export function relay(
     for (const chunk of chunks) controller.enqueue(chunk);
   };
   const onAbort = () => {
-    if (ended) return;
     const seen = watch.seen ?? { attached: gate.attached() && !gate.released(), detaches: gate.detaches() };
-    if (!seen.attached) {
-      park();
-      return;
-    }
-    end();
+    if (move({ type: 'aborted', left: !seen.attached })?.type !== 'ended') return;
     update('none');
     if (controllerRef !== undefined) {
       handOver(controllerRef, pacer.take(clock.now()));
@@ -129,18 +131,27 @@ export function relay(
       );
     });
   };
+  /** The source failed, or the failure `failing` kept is raised now. */
   const fail = (controller: ReadableStreamDefaultController<UIMessageChunk>, error: unknown) => {
-    if (gate.released() || watch.superseded) {
-      park();
-      return new Promise<void>(() => {});
+    const next = move({
+      type: 'failed',
+      error,
+      left: gate.released() || watch.superseded,
+      held: pacer.due() !== undefined,
+    });
+    if (next === undefined) return undefined;
+    if (next.type === 'parked') return parkedPull();
+    if (next.type === 'failing') {
+      handOver(controller, pacer.take(clock.now()));
+      return undefined;
     }
-    end();
     // A stop from outside the chat (`session.stop()`) ends the turn with an `AbortError`: it is
     // passed on, so useChat reports it as its own stop (`isAbort`), and it is no failure.
     update('none', error instanceof Error && !isAbortError(error) ? error : undefined);
     controller.error(error);
     return undefined;
   };
+  // What the activity reports, not where the stream stands: kept beside the phase.
   let first = true;
   let failure: Error | undefined;
   return new ReadableStream<UIMessageChunk>({
@@ -149,9 +160,10 @@ export function relay(
       listenForAbort(signal, onAbort);
     },
     async pull(controller) {
-      if (parked) return new Promise<void>(() => {});
-      if (ended) return;
-      if (failedRead !== undefined) return fail(controller, failedRead.error);
+      const at = phase;
+      if (at.type === 'parked') return parkedPull();
+      if (at.type === 'ended') return;
+      if (at.type === 'failing') return fail(controller, at.error);
       for (;;) {
         reading ??= reader.read();
         let result: ReadableStreamReadResult<UIMessageChunk> | typeof DUE;
@@ -159,15 +171,10 @@ export function relay(
           result = await readOrDue(reading);
         } catch (error) {
           reading = undefined;
-          if (ended) return;
-          const held = pacer.take(clock.now());
-          if (held.length === 0 || gate.released()) return fail(controller, error);
-          // Erroring the stream would discard the queued delta: the next pull raises it.
-          failedRead = { error };
-          handOver(controller, held);
-          return;
+          return fail(controller, error);
         }
-        if (ended) return parked ? new Promise<void>(() => {}) : undefined;
+        // An abort came while the read waited: the chunk read, if any, is not the chat's.
+        if (phase.type !== 'streaming') return phase.type === 'parked' ? parkedPull() : undefined;
         if (result === DUE) {
           handOver(controller, pacer.take(clock.now()));
           return;
@@ -176,7 +183,7 @@ export function relay(
         const { done, value } = result;
         if (done) {
           handOver(controller, pacer.take(clock.now()));
-          end();
+          move({ type: 'done' });
           update('none', failure);
           controller.close();
           return;
@@ -195,11 +202,9 @@ export function relay(
       }
     },
     cancel(reason) {
-      // useChat cancels the stream itself when it meets an `error` chunk: that request failed.
-      const failed = !ended && failure !== undefined;
       pacer.drop();
-      end();
-      if (failed) update('none', failure);
+      // useChat cancels the stream itself when it meets an `error` chunk: that request failed.
+      if (move({ type: 'cancelled' }) !== undefined && failure !== undefined) update('none', failure);
       return reader.cancel(reason);
     },
   });
@@ -207,5 +212,5 @@ export function relay(
 
 /** A stream that never ends: what a chat the page has let go of receives. */
 export function parkedStream(): ReadableStream<UIMessageChunk> {
-  return new ReadableStream<UIMessageChunk>({ pull: () => new Promise<void>(() => {}) });
+  return new ReadableStream<UIMessageChunk>({ pull: parkedPull });
 }
