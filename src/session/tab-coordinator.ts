@@ -117,7 +117,8 @@ export class TabCoordinator {
 
   /**
    * Waits a heartbeat, or less: an owner letting go (`released`) wakes the wait at once, so a
-   * send waiting out a turn that ends within its grace is not refused for a beat still to come.
+   * send waiting out a turn that ends within its grace is not refused for a beat still to come;
+   * so does `dispose`: the wait of a chat that is gone ends at once.
    */
   async #nap(signal: AbortSignal): Promise<void> {
     const nap = new AbortController();
@@ -151,6 +152,7 @@ export class TabCoordinator {
     // Released first: the lease's `released` still reaches the other tabs.
     this.release();
     this.#move({ type: 'dispose' });
+    for (const wake of [...this.#naps]) wake();
     this.#channel?.removeEventListener('message', this.#onChannelMessage);
     this.#channel?.close();
     this.#listeners.clear();

@@ -103,6 +103,21 @@ describe('TabCoordinator, BroadcastChannel lease at the default heartbeat (manua
     waiter.dispose();
   });
 
+  it('disposing a tab ends its wait for the turn at once, not after the beat it sleeps', async () => {
+    const tabs = lease();
+    const id = chatId();
+    const owner = new TabCoordinator(id, tabs.options(), tabs.env);
+    const waiter = new TabCoordinator(id, tabs.options(), tabs.env);
+    expect((await tabs.settle(owner.acquire())).value).toBe(true);
+    // The owner's beat is heard: the waiter naps a beat between its tries.
+    const waiting = waiter.waitForOwnership(new AbortController().signal);
+    await tabs.advance(100);
+    waiter.dispose();
+    const { value, tookMs } = await tabs.settle(waiting);
+    expect({ value, tookMs }).toEqual({ value: false, tookMs: 0 });
+    owner.dispose();
+  });
+
   it('a lone tab that finds a live turn owns it after one beat', async () => {
     const tabs = lease();
     const lone = new TabCoordinator(chatId(), tabs.options(), tabs.env);
