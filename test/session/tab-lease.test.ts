@@ -118,6 +118,22 @@ describe('TabCoordinator, BroadcastChannel lease at the default heartbeat (manua
     owner.dispose();
   });
 
+  it("a reload's claim and a send's in flight at once: one owner, whose beats stop when it lets go", async () => {
+    const tabs = lease();
+    const id = chatId();
+    const tab = new TabCoordinator(id, tabs.options(), tabs.env);
+    const heard: string[] = [];
+    tabs.channels(`durable-chat:${id}`).addEventListener('message', (event) => heard.push(event.data.type));
+    const follow = tab.acquire({ liveTurn: true });
+    const send = tab.acquire();
+    expect((await tabs.settle(Promise.all([follow, send]))).value).toEqual([true, true]);
+    heard.length = 0;
+    tab.release();
+    await tabs.advance(3_000);
+    expect(heard).toEqual(['released']);
+    tab.dispose();
+  });
+
   it('a lone tab that finds a live turn owns it after one beat', async () => {
     const tabs = lease();
     const lone = new TabCoordinator(chatId(), tabs.options(), tabs.env);
