@@ -1,20 +1,19 @@
 /**
- * A claim this tab posted for the lease: it is decided when its window ends (see
- * `TabCoordinator.acquire`), and lost before that if an owner is heard or a rival's claim
- * outranks it. `id` tells this tab's claims apart (two may be in flight: a reload's and a send's).
+ * A claim this tab posted for the lease, still in the running: it wins when its window ends (see
+ * `TabCoordinator.acquire`) unless an owner is heard or a rival's claim outranks it first. `id`
+ * tells this tab's claims apart (two may be in flight: a reload's and a send's).
  */
 export interface PendingClaim {
   id: number;
   at: number;
-  lost: boolean;
 }
 
 /**
  * Where a `TabCoordinator` stands with the chat's turn, in every mode.
  *
  * - `idle`: this tab does not own the turn (and has no claim in flight).
- * - `claiming`: the lease only: claims posted, their windows running. Web Locks have no such
- *   phase: the browser queues a request until the lock is granted.
+ * - `claiming`: the lease only: claims posted that may still win, their windows running. Web
+ *   Locks have no such phase: the browser queues a request until the lock is granted.
  * - `owning`: this tab owns the turn. `letGo` gives the hold up when the phase is left: it ends
  *   the lock's callback (Web Locks), or stops the heartbeats and tells the other tabs (the lease).
  * - `disposed`: the chat is gone for good; nothing is owned or claimed again.
@@ -31,11 +30,11 @@ export type CoordinatorPhase =
 export type CoordinatorEvent =
   /** This tab posted a claim (the lease). */
   | { type: 'claim'; id: number; at: number }
-  /** Another tab beat or started a turn: it owns the turn, so every pending claim is lost. */
+  /** Another tab beat or started a turn: it owns the turn, so every claim in flight is lost. */
   | { type: 'ownerHeard' }
   /** Another tab claimed at `at`; `winsTie`: its tabId sorts before this tab's (lowest (at, tabId) wins). */
   | { type: 'rivalClaim'; at: number; winsTie: boolean }
-  /** The window of claim `id` ended: a claim not lost wins the turn, held by `letGo`. */
+  /** The window of claim `id` ended: a claim still in the running wins the turn, held by `letGo`. */
   | { type: 'windowEnded'; id: number; letGo: () => void }
   /** Web Locks granted the lock, held until `letGo`. */
   | { type: 'granted'; letGo: () => void }
@@ -45,19 +44,20 @@ export type CoordinatorEvent =
 /**
  * The one transition function of `CoordinatorPhase`; `–`: the event leaves the phase as it is.
  *
- * | phase \ event | claim              | ownerHeard         | rivalClaim                  | windowEnded                                                   | granted | release | dispose  |
- * |---------------|--------------------|--------------------|-----------------------------|---------------------------------------------------------------|---------|---------|----------|
- * | idle          | claiming (1 claim) | –                  | –                           | –                                                             | owning  | –       | disposed |
- * | claiming      | claiming (+ claim) | claiming (all lost) | claiming (outranked lost)  | not lost: owning; lost: claim dropped, idle once none is left | –       | –       | disposed |
- * | owning        | –                  | –                  | –                           | –                                                             | –       | idle    | disposed |
- * | disposed      | –                  | –                  | –                           | –                                                             | –       | –       | –        |
+ * | phase \ event | claim              | ownerHeard | rivalClaim                                       | windowEnded                        | granted | release | dispose  |
+ * |---------------|--------------------|------------|--------------------------------------------------|------------------------------------|---------|---------|----------|
+ * | idle          | claiming (1 claim) | –          | –                                                | –                                  | owning  | –       | disposed |
+ * | claiming      | claiming (+ claim) | idle       | outranked claims drop out (idle if none is left) | its claim still in: owning; else – | –       | –       | disposed |
+ * | owning        | –                  | –          | –                                                | –                                  | –       | idle    | disposed |
+ * | disposed      | –                  | –          | –                                                | –                                  | –       | –       | –        |
  *
  * A claim decides on what was heard during its own window, so when two are in flight the first
- * to win owns the turn and the other's end finds `owning` (its caller is then the owner too);
- * a claim whose window ends after the phase left `claiming` changes nothing (a tab that owned
- * and let go meanwhile does not take the turn again on a stale claim). A lock granted while this
- * tab owns, or after it is disposed, is not taken (its callback lets it go at once). Leaving
- * `owning` in any way lets the hold go (`TabCoordinator` calls `letGo`).
+ * to win owns the turn and the other's end finds `owning` (its caller is then the owner too). A
+ * claim that lost still waits out its window (its caller learns the outcome then), and one whose
+ * window ends after the phase left `claiming` changes nothing: a tab that owned and let go
+ * meanwhile does not take the turn again on a stale claim. A lock granted while this tab owns,
+ * or after it is disposed, is not taken (its callback lets it go at once). Leaving `owning` in
+ * any way lets the hold go (`TabCoordinator` calls `letGo`).
  */
 export function nextCoordinatorPhase(phase: CoordinatorPhase, event: CoordinatorEvent): CoordinatorPhase {
   if (phase.type === 'disposed') return phase;
@@ -68,28 +68,24 @@ export function nextCoordinatorPhase(phase: CoordinatorPhase, event: Coordinator
       return phase.type === 'owning' ? { type: 'idle' } : phase;
     case 'granted':
       return phase.type === 'idle' ? { type: 'owning', letGo: event.letGo } : phase;
-    case 'claim': {
-      const claim = { id: event.id, at: event.at, lost: false };
-      if (phase.type === 'idle') return { type: 'claiming', claims: [claim] };
-      return phase.type === 'claiming' ? { type: 'claiming', claims: [...phase.claims, claim] } : phase;
-    }
-    case 'ownerHeard':
-    case 'rivalClaim': {
-      if (phase.type !== 'claiming') return phase;
-      const outranked = (claim: PendingClaim) =>
-        event.type === 'ownerHeard' || event.at < claim.at || (event.at === claim.at && event.winsTie);
+    case 'claim':
+      if (phase.type === 'owning') return phase;
       return {
         type: 'claiming',
-        claims: phase.claims.map((claim) => (outranked(claim) ? { ...claim, lost: true } : claim)),
+        claims: [...(phase.type === 'claiming' ? phase.claims : []), { id: event.id, at: event.at }],
       };
-    }
-    case 'windowEnded': {
+    case 'ownerHeard':
+      return phase.type === 'claiming' ? { type: 'idle' } : phase;
+    case 'rivalClaim': {
       if (phase.type !== 'claiming') return phase;
-      const claim = phase.claims.find((pending) => pending.id === event.id);
-      if (claim === undefined) return phase;
-      if (!claim.lost) return { type: 'owning', letGo: event.letGo };
-      const claims = phase.claims.filter((pending) => pending !== claim);
+      const claims = phase.claims.filter(
+        (claim) => claim.at < event.at || (claim.at === event.at && !event.winsTie),
+      );
       return claims.length > 0 ? { type: 'claiming', claims } : { type: 'idle' };
     }
+    case 'windowEnded':
+      return phase.type === 'claiming' && phase.claims.some((claim) => claim.id === event.id)
+        ? { type: 'owning', letGo: event.letGo }
+        : phase;
   }
 }

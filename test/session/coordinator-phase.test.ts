@@ -13,18 +13,20 @@ const won = () => {};
 const idle: CoordinatorPhase = { type: 'idle' };
 const owning: CoordinatorPhase = { type: 'owning', letGo: held };
 const disposed: CoordinatorPhase = { type: 'disposed' };
-const claim = (id: number, at: number, lost = false): PendingClaim => ({ id, at, lost });
+const claim = (id: number, at: number): PendingClaim => ({ id, at });
 const claiming = (...claims: PendingClaim[]): CoordinatorPhase => ({ type: 'claiming', claims });
 
-/** Claim 1 (at 100) and claim 2 (at 200) in flight, claim 2 already lost. */
-const two = claiming(claim(1, 100), claim(2, 200, true));
+/** Claims 1 (at 100) and 2 (at 200) in flight. */
+const two = claiming(claim(1, 100), claim(2, 200));
 
 const EVENTS: Record<string, CoordinatorEvent> = {
   'claim 3 at 300': { type: 'claim', id: 3, at: 300 },
   ownerHeard: { type: 'ownerHeard' },
+  'rivalClaim at 50': { type: 'rivalClaim', at: 50, winsTie: false },
   'rivalClaim at 150': { type: 'rivalClaim', at: 150, winsTie: false },
-  'rivalClaim at 100, wins the tie': { type: 'rivalClaim', at: 100, winsTie: true },
-  'rivalClaim at 100, loses the tie': { type: 'rivalClaim', at: 100, winsTie: false },
+  'rivalClaim at 200, wins the tie': { type: 'rivalClaim', at: 200, winsTie: true },
+  'rivalClaim at 200, loses the tie': { type: 'rivalClaim', at: 200, winsTie: false },
+  'rivalClaim at 250': { type: 'rivalClaim', at: 250, winsTie: true },
   'windowEnded 1': { type: 'windowEnded', id: 1, letGo: won },
   'windowEnded 2': { type: 'windowEnded', id: 2, letGo: won },
   granted: { type: 'granted', letGo: won },
@@ -52,36 +54,28 @@ const TABLE: [string, CoordinatorPhase, Record<keyof typeof EVENTS, CoordinatorP
     two,
     {
       ...unchanged(two),
-      'claim 3 at 300': claiming(claim(1, 100), claim(2, 200, true), claim(3, 300)),
-      ownerHeard: claiming(claim(1, 100, true), claim(2, 200, true)),
-      'rivalClaim at 150': claiming(claim(1, 100), claim(2, 200, true)),
-      'rivalClaim at 100, wins the tie': claiming(claim(1, 100, true), claim(2, 200, true)),
-      'rivalClaim at 100, loses the tie': claiming(claim(1, 100), claim(2, 200, true)),
+      'claim 3 at 300': claiming(claim(1, 100), claim(2, 200), claim(3, 300)),
+      ownerHeard: idle,
+      'rivalClaim at 50': idle,
+      'rivalClaim at 150': claiming(claim(1, 100)),
+      'rivalClaim at 200, wins the tie': claiming(claim(1, 100)),
+      'rivalClaim at 200, loses the tie': two,
+      'rivalClaim at 250': two,
       'windowEnded 1': { type: 'owning', letGo: won },
-      'windowEnded 2': claiming(claim(1, 100)),
+      'windowEnded 2': { type: 'owning', letGo: won },
       dispose: disposed,
     },
   ],
   [
-    'claiming (one claim, lost)',
-    claiming(claim(2, 200, true)),
-    {
-      ...unchanged(claiming(claim(2, 200, true))),
-      'claim 3 at 300': claiming(claim(2, 200, true), claim(3, 300)),
-      'windowEnded 2': idle,
-      dispose: disposed,
-    },
-  ],
-  [
-    'claiming (one claim, outranked by an earlier rival)',
+    'claiming (claim 2 only: claim 1 lost)',
     claiming(claim(2, 200)),
     {
       ...unchanged(claiming(claim(2, 200))),
       'claim 3 at 300': claiming(claim(2, 200), claim(3, 300)),
-      ownerHeard: claiming(claim(2, 200, true)),
-      'rivalClaim at 150': claiming(claim(2, 200, true)),
-      'rivalClaim at 100, wins the tie': claiming(claim(2, 200, true)),
-      'rivalClaim at 100, loses the tie': claiming(claim(2, 200, true)),
+      ownerHeard: idle,
+      'rivalClaim at 50': idle,
+      'rivalClaim at 150': idle,
+      'rivalClaim at 200, wins the tie': idle,
       'windowEnded 2': { type: 'owning', letGo: won },
       dispose: disposed,
     },
