@@ -72,6 +72,24 @@ let chat = 0;
 const chatId = () => `lease-${++chat}`;
 
 describe('TabCoordinator, BroadcastChannel lease at the default heartbeat (manual clock)', () => {
+  it('of two simultaneous claims exactly one wins; a live owner blocks; release hands over', async () => {
+    const tabs = lease();
+    const id = chatId();
+    const a = new TabCoordinator(id, tabs.options(), tabs.env);
+    const b = new TabCoordinator(id, tabs.options(), tabs.env);
+    expect(a.mode).toBe('broadcast');
+    const results = (await tabs.settle(Promise.all([a.acquire(), b.acquire()]))).value;
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const [owner, other] = results[0] === true ? [a, b] : [b, a];
+    expect((await tabs.settle(other.acquire())).value).toBe(false);
+    const waiting = other.waitForOwnership(new AbortController().signal);
+    owner.release();
+    expect((await tabs.settle(waiting)).value).toBe(true);
+    expect([owner.isOwner, other.isOwner]).toEqual([false, true]);
+    a.dispose();
+    b.dispose();
+  });
+
   it('a tab that finds a live turn does not take it from an owner too busy to answer its claim at once', async () => {
     const tabs = lease();
     const id = chatId();

@@ -1,5 +1,4 @@
 // @vitest-environment happy-dom
-import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { resolveEnvironment } from '../../src/client/environment.js';
 import { memoryPersistence } from '../../src/client/persistence.js';
@@ -13,7 +12,7 @@ import {
   type StatusInputs,
 } from '../../src/session/session-chat-status.js';
 import { shallowEqual } from '../../src/session/shallow-equal.js';
-import { type BroadcastChannelLike, parseTabMessage } from '../../src/session/tab-channel.js';
+import { parseTabMessage } from '../../src/session/tab-channel.js';
 import { TabCoordinator } from '../../src/session/tab-coordinator.js';
 import { MemoryLocks } from './support/memory-locks.js';
 
@@ -108,7 +107,6 @@ describe('shallowEqual', () => {
 
 describe('TabCoordinator', () => {
   const env = resolveEnvironment({ warn: () => {} });
-  const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
   let chat = 0;
   const chatId = () => `unit-${++chat}-${Math.random().toString(36).slice(2)}`;
 
@@ -132,25 +130,6 @@ describe('TabCoordinator', () => {
     b.dispose();
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(locks.isHeld(`durable-chat:${id}`)).toBe(false);
-  });
-
-  it('BroadcastChannel lease: of two simultaneous claims exactly one wins; a live owner blocks; release hands over', async () => {
-    const id = chatId();
-    const options = { locks: null, broadcastChannel: channel, heartbeatMs: 40 };
-    const a = new TabCoordinator(id, options, env);
-    const b = new TabCoordinator(id, options, env);
-    expect(a.mode).toBe('broadcast');
-    const results = await Promise.all([a.acquire(), b.acquire()]);
-    expect(results.filter(Boolean)).toHaveLength(1);
-    const [owner, other] = results[0] === true ? [a, b] : [b, a];
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(await other.acquire()).toBe(false);
-    const waiting = other.waitForOwnership(new AbortController().signal);
-    owner.release();
-    expect(await waiting).toBe(true);
-    expect(other.isOwner).toBe(true);
-    a.dispose();
-    b.dispose();
   });
 
   it('with neither, every tab acts alone', async () => {
