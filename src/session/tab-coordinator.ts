@@ -1,5 +1,10 @@
 import { type ClientEnvironment, randomPartId, sleep } from '../client/environment.js';
-import { type CoordinatorEvent, type CoordinatorPhase, nextCoordinatorPhase } from './coordinator-phase.js';
+import {
+  type CoordinatorEvent,
+  type CoordinatorPhase,
+  claimInRunning,
+  nextCoordinatorPhase,
+} from './coordinator-phase.js';
 import {
   type BroadcastChannelLike,
   defaultBroadcastChannel,
@@ -79,11 +84,11 @@ export class TabCoordinator {
     if (this.isOwner || this.mode === 'none') return true;
     if (this.mode === 'locks') return this.#requestLock({ ifAvailable: true });
     if (this.#foreignOwnerIsFresh()) return false;
-    this.#claims += 1;
-    const claim = { id: this.#claims, at: this.#env.now() };
-    this.#move({ type: 'claim', ...claim });
+    const id = ++this.#claims;
+    const at = this.#env.now();
+    this.#move({ type: 'claim', id, at });
     if (this.#phase.type === 'disposed') return false;
-    this.#post({ type: 'claim', tabId: this.tabId, at: claim.at });
+    this.#post({ type: 'claim', tabId: this.tabId, at });
     await sleep(this.#env, this.#claimWindowMs(options.liveTurn === true));
     // A message that arrived while this tab's timer was late (its page was busy) is read before
     // it decides: the timer and the channel are separate task queues.
@@ -93,7 +98,8 @@ export class TabCoordinator {
       this.#env.clearTimeout(beating);
       this.#post({ type: 'released', tabId: this.tabId });
     };
-    this.#move({ type: 'windowEnded', id: claim.id, letGo });
+    const won = claimInRunning(this.#phase, id);
+    this.#move({ type: 'windowEnded', id, letGo });
     if (this.#holds(letGo)) {
       const beat = () => {
         this.#post({ type: 'heartbeat', tabId: this.tabId });
@@ -101,7 +107,7 @@ export class TabCoordinator {
       };
       beat();
     }
-    return this.isOwner;
+    return won;
   }
 
   /** Resolves true once this tab owns the turn (the owner finished or went away); false if `signal` aborts first. */

@@ -2,16 +2,20 @@ import { describe, expect, it } from 'vitest';
 import {
   type CoordinatorEvent,
   type CoordinatorPhase,
+  claimInRunning,
   nextCoordinatorPhase,
   type PendingClaim,
 } from '../../src/session/coordinator-phase.js';
 
 // Every cell of the table in `nextCoordinatorPhase`'s comment, written out again: a change to
 // the function that the table does not say (or the other way round) fails here.
+/** The hold of a phase that owns before the event. */
 const held = () => {};
-const won = () => {};
 const idle: CoordinatorPhase = { type: 'idle' };
-const owning: CoordinatorPhase = { type: 'owning', letGo: held };
+const owning = (...claims: PendingClaim[]): CoordinatorPhase => ({ type: 'owning', letGo: held, claims });
+const won = () => {};
+/** Owning through the hold the event brought (`won`: a claim's window or a grant), with `claims` still in flight. */
+const wonBy = (...claims: PendingClaim[]): CoordinatorPhase => ({ type: 'owning', letGo: won, claims });
 const disposed: CoordinatorPhase = { type: 'disposed' };
 const claim = (id: number, at: number): PendingClaim => ({ id, at });
 const claiming = (...claims: PendingClaim[]): CoordinatorPhase => ({ type: 'claiming', claims });
@@ -42,12 +46,7 @@ const TABLE: [string, CoordinatorPhase, Record<keyof typeof EVENTS, CoordinatorP
   [
     'idle',
     idle,
-    {
-      ...unchanged(idle),
-      'claim 3 at 300': claiming(claim(3, 300)),
-      granted: { type: 'owning', letGo: won },
-      dispose: disposed,
-    },
+    { ...unchanged(idle), 'claim 3 at 300': claiming(claim(3, 300)), granted: wonBy(), dispose: disposed },
   ],
   [
     'claiming (two claims)',
@@ -59,10 +58,8 @@ const TABLE: [string, CoordinatorPhase, Record<keyof typeof EVENTS, CoordinatorP
       'rivalClaim at 50': idle,
       'rivalClaim at 150': claiming(claim(1, 100)),
       'rivalClaim at 200, wins the tie': claiming(claim(1, 100)),
-      'rivalClaim at 200, loses the tie': two,
-      'rivalClaim at 250': two,
-      'windowEnded 1': { type: 'owning', letGo: won },
-      'windowEnded 2': { type: 'owning', letGo: won },
+      'windowEnded 1': wonBy(claim(2, 200)),
+      'windowEnded 2': wonBy(claim(1, 100)),
       dispose: disposed,
     },
   ],
@@ -76,13 +73,41 @@ const TABLE: [string, CoordinatorPhase, Record<keyof typeof EVENTS, CoordinatorP
       'rivalClaim at 50': idle,
       'rivalClaim at 150': idle,
       'rivalClaim at 200, wins the tie': idle,
-      'windowEnded 2': { type: 'owning', letGo: won },
+      'windowEnded 2': wonBy(),
       dispose: disposed,
     },
   ],
-  ['owning', owning, { ...unchanged(owning), release: idle, dispose: disposed }],
+  [
+    'owning',
+    owning(),
+    { ...unchanged(owning()), 'claim 3 at 300': owning(claim(3, 300)), release: idle, dispose: disposed },
+  ],
+  [
+    'owning (claims 1 and 2 still in flight)',
+    owning(claim(1, 100), claim(2, 200)),
+    {
+      ...unchanged(owning(claim(1, 100), claim(2, 200))),
+      'claim 3 at 300': owning(claim(1, 100), claim(2, 200), claim(3, 300)),
+      ownerHeard: owning(),
+      'rivalClaim at 50': owning(),
+      'rivalClaim at 150': owning(claim(1, 100)),
+      'rivalClaim at 200, wins the tie': owning(claim(1, 100)),
+      'windowEnded 1': owning(claim(2, 200)),
+      'windowEnded 2': owning(claim(1, 100)),
+      release: claiming(claim(1, 100), claim(2, 200)),
+      dispose: disposed,
+    },
+  ],
   ['disposed', disposed, unchanged(disposed)],
 ];
+
+describe('claimInRunning', () => {
+  it('is true for a claim of claiming or owning not lost yet, only', () => {
+    expect(
+      [idle, two, owning(claim(2, 200)), owning(), disposed].map((phase) => claimInRunning(phase, 2)),
+    ).toEqual([false, true, true, false, false]);
+  });
+});
 
 describe('CoordinatorPhase: every move of the table', () => {
   for (const [name, phase, row] of TABLE) {

@@ -152,6 +152,20 @@ describe('TabCoordinator, BroadcastChannel lease at the default heartbeat (manua
     tab.dispose();
   });
 
+  it("a send's claim still wins after a follow's claim of the same tab won and let go at once (the turn had ended: trailing)", async () => {
+    const tabs = lease();
+    const tab = new TabCoordinator(chatId(), tabs.options(), tabs.env);
+    const follow = tab.acquire().then((won) => {
+      if (won) tab.release();
+      return won;
+    });
+    await tabs.advance(10);
+    const send = tab.acquire();
+    expect((await tabs.settle(Promise.all([follow, send]))).value).toEqual([true, true]);
+    expect(tab.isOwner).toBe(true);
+    tab.dispose();
+  });
+
   it('a lone tab that finds a live turn owns it after one beat', async () => {
     const tabs = lease();
     const lone = new TabCoordinator(chatId(), tabs.options(), tabs.env);
