@@ -1,7 +1,7 @@
 /**
  * A claim this tab posted for the lease, still in the running: it wins when its window ends (see
  * `TabCoordinator.acquire`) unless an owner is heard or a rival's claim outranks it first. `id`
- * tells this tab's claims apart (two may be in flight: a reload's and a send's).
+ * tells this tab's claims apart (two may be in flight: a follow's or a reload's, and a send's).
  */
 export interface PendingClaim {
   id: number;
