@@ -1,5 +1,11 @@
 import { type ClientEnvironment, randomPartId, sleep } from '../client/environment.js';
 import {
+  type CoordinatorEvent,
+  type CoordinatorPhase,
+  claimInRunning,
+  nextCoordinatorPhase,
+} from './coordinator-phase.js';
+import {
   type BroadcastChannelLike,
   defaultBroadcastChannel,
   defaultLocks,
@@ -25,23 +31,23 @@ const FRESH_BEATS = 3;
 /**
  * Decides which tab owns a chat's turn. With Web Locks ownership is an exclusive lock
  * named after the chat; without them, a lease over a BroadcastChannel (claims, heartbeats);
- * with neither, every tab acts alone (`none`). Also relays turn announcements.
+ * with neither, every tab acts alone (`none`). Also relays turn announcements. Where this tab
+ * stands is one `CoordinatorPhase`, moved only through `nextCoordinatorPhase`.
  */
 export class TabCoordinator {
   readonly tabId = randomPartId().slice(0, 16);
   readonly mode: TabMode;
-  #owning = false;
-  #disposed = false;
+  #phase: CoordinatorPhase = { type: 'idle' };
+  /** The id of this tab's latest claim (see `PendingClaim`). */
+  #claims = 0;
   readonly #locks: LockManagerLike | undefined;
   readonly #channel: BroadcastChannelLike | undefined;
-  #releaseLock: (() => void) | undefined;
   readonly #listeners = new Set<(message: TabMessage) => void>();
   readonly #ownershipListeners = new Set<() => void>();
   /** Waits for ownership between two tries (see `#nap`). */
   readonly #naps = new Set<() => void>();
+  /** The lease: the last owner this tab heard of, whatever its own phase (see `#foreignOwnerIsFresh`). */
   #ownerSeen: { tabId: string; at: number } | undefined;
-  #claim: { at: number; lost: boolean } | undefined;
-  #heartbeat: unknown;
   readonly #heartbeatMs: number;
   readonly #lockName: string;
 
@@ -66,7 +72,7 @@ export class TabCoordinator {
 
   /** True while this tab owns the chat's turn. */
   get isOwner(): boolean {
-    return this.#owning;
+    return this.#phase.type === 'owning';
   }
 
   /**
@@ -75,32 +81,40 @@ export class TabCoordinator {
    * waits one heartbeat more (see `#claimWindowMs`).
    */
   async acquire(options: { liveTurn?: boolean } = {}): Promise<boolean> {
-    if (this.#owning || this.mode === 'none') return true;
+    if (this.isOwner || this.mode === 'none') return true;
     if (this.mode === 'locks') return this.#requestLock({ ifAvailable: true });
     if (this.#foreignOwnerIsFresh()) return false;
-    const claim = { at: this.#env.now(), lost: false };
-    this.#claim = claim;
-    this.#post({ type: 'claim', tabId: this.tabId, at: claim.at });
+    const id = ++this.#claims;
+    const at = this.#env.now();
+    this.#move({ type: 'claim', id, at });
+    if (this.#phase.type === 'disposed') return false;
+    this.#post({ type: 'claim', tabId: this.tabId, at });
     await sleep(this.#env, this.#claimWindowMs(options.liveTurn === true));
     // A message that arrived while this tab's timer was late (its page was busy) is read before
     // it decides: the timer and the channel are separate task queues.
     await sleep(this.#env, 0);
-    if (this.#claim === claim) this.#claim = undefined;
-    if (claim.lost || this.#disposed) return false;
-    this.#setOwning(true);
-    const beat = () => {
-      this.#post({ type: 'heartbeat', tabId: this.tabId });
-      this.#heartbeat = this.#env.setTimeout(beat, this.#heartbeatMs);
+    let beating: unknown;
+    const letGo = () => {
+      this.#env.clearTimeout(beating);
+      this.#post({ type: 'released', tabId: this.tabId });
     };
-    beat();
-    return true;
+    const won = claimInRunning(this.#phase, id);
+    this.#move({ type: 'windowEnded', id, letGo });
+    if (this.#holds(letGo)) {
+      const beat = () => {
+        this.#post({ type: 'heartbeat', tabId: this.tabId });
+        beating = this.#env.setTimeout(beat, this.#heartbeatMs);
+      };
+      beat();
+    }
+    return won;
   }
 
   /** Resolves true once this tab owns the turn (the owner finished or went away); false if `signal` aborts first. */
   async waitForOwnership(signal: AbortSignal): Promise<boolean> {
-    if (this.#owning || this.mode === 'none') return true;
+    if (this.isOwner || this.mode === 'none') return true;
     if (this.mode === 'locks') return this.#requestLock({ signal });
-    while (!signal.aborted && !this.#disposed) {
+    while (!signal.aborted && this.#phase.type !== 'disposed') {
       if (!this.#foreignOwnerIsFresh() && (await this.acquire())) return true;
       await this.#nap(signal);
     }
@@ -109,7 +123,8 @@ export class TabCoordinator {
 
   /**
    * Waits a heartbeat, or less: an owner letting go (`released`) wakes the wait at once, so a
-   * send waiting out a turn that ends within its grace is not refused for a beat still to come.
+   * send waiting out a turn that ends within its grace is not refused for a beat still to come;
+   * so does `dispose`: the wait of a chat that is gone ends at once.
    */
   async #nap(signal: AbortSignal): Promise<void> {
     const nap = new AbortController();
@@ -122,13 +137,7 @@ export class TabCoordinator {
   }
 
   release(): void {
-    if (!this.#owning) return;
-    this.#setOwning(false);
-    this.#releaseLock?.();
-    this.#releaseLock = undefined;
-    if (this.#heartbeat !== undefined) this.#env.clearTimeout(this.#heartbeat);
-    this.#heartbeat = undefined;
-    if (this.mode === 'broadcast') this.#post({ type: 'released', tabId: this.tabId });
+    this.#move({ type: 'release' });
   }
 
   announce(message: TabMessage): void {
@@ -146,8 +155,10 @@ export class TabCoordinator {
   }
 
   dispose(): void {
+    // Released first: the lease's `released` still reaches the other tabs.
     this.release();
-    this.#disposed = true;
+    this.#move({ type: 'dispose' });
+    for (const wake of [...this.#naps]) wake();
     this.#channel?.removeEventListener('message', this.#onChannelMessage);
     this.#channel?.close();
     this.#listeners.clear();
@@ -159,16 +170,15 @@ export class TabCoordinator {
     return new Promise<boolean>((resolve) => {
       locks
         .request(this.#lockName, options, (lock) => {
-          if (lock === null || this.#disposed || this.#owning) {
-            resolve(this.#owning);
-            return undefined;
-          }
-          this.#setOwning(true);
-          resolve(true);
           // The lock is held until this promise settles: on release(), or when the tab dies.
-          return new Promise<void>((done) => {
-            this.#releaseLock = done;
+          let letGo = () => {};
+          const held = new Promise<void>((done) => {
+            letGo = done;
           });
+          if (lock !== null) this.#move({ type: 'granted', letGo });
+          const taken = this.#holds(letGo);
+          resolve(this.isOwner);
+          return taken ? held : undefined;
         })
         .catch((error: unknown) => {
           if (options.signal?.aborted !== true) this.#env.warn(`tab lock request failed: ${String(error)}`);
@@ -198,14 +208,22 @@ export class TabCoordinator {
     );
   }
 
-  #setOwning(owning: boolean): void {
-    if (this.#owning === owning) return;
-    this.#owning = owning;
+  /** True when this tab owns the turn through the hold `letGo` gives up (not another grant's or claim's). */
+  #holds(letGo: () => void): boolean {
+    return this.#phase.type === 'owning' && this.#phase.letGo === letGo;
+  }
+
+  /** Moves along the table of `nextCoordinatorPhase`; a hold left behind is let go. */
+  #move(event: CoordinatorEvent): void {
+    const previous = this.#phase;
+    this.#phase = nextCoordinatorPhase(previous, event);
+    if ((previous.type === 'owning') === this.isOwner) return;
     for (const listener of [...this.#ownershipListeners]) listener();
+    if (previous.type === 'owning') previous.letGo();
   }
 
   #post(message: TabMessage): void {
-    if (this.#disposed) return;
+    if (this.#phase.type === 'disposed') return;
     try {
       this.#channel?.postMessage(message);
     } catch (error) {
@@ -218,16 +236,10 @@ export class TabCoordinator {
     if (message === undefined || message.tabId === this.tabId) return;
     if (message.type === 'heartbeat' || message.type === 'turn-started') {
       this.#ownerSeen = { tabId: message.tabId, at: this.#env.now() };
-      if (this.#claim !== undefined) this.#claim.lost = true;
+      this.#move({ type: 'ownerHeard' });
     } else if (message.type === 'claim') {
-      if (this.#owning && this.mode === 'broadcast') this.#post({ type: 'heartbeat', tabId: this.tabId });
-      const mine = this.#claim;
-      if (
-        mine !== undefined &&
-        (message.at < mine.at || (message.at === mine.at && message.tabId < this.tabId))
-      ) {
-        mine.lost = true;
-      }
+      if (this.isOwner && this.mode === 'broadcast') this.#post({ type: 'heartbeat', tabId: this.tabId });
+      this.#move({ type: 'rivalClaim', at: message.at, winsTie: message.tabId < this.tabId });
     } else if (message.type === 'released' && this.#ownerSeen?.tabId === message.tabId) {
       this.#ownerSeen = undefined;
       for (const wake of [...this.#naps]) wake();

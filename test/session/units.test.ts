@@ -1,5 +1,4 @@
 // @vitest-environment happy-dom
-import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { resolveEnvironment } from '../../src/client/environment.js';
 import { memoryPersistence } from '../../src/client/persistence.js';
@@ -13,7 +12,7 @@ import {
   type StatusInputs,
 } from '../../src/session/session-chat-status.js';
 import { shallowEqual } from '../../src/session/shallow-equal.js';
-import { type BroadcastChannelLike, parseTabMessage } from '../../src/session/tab-channel.js';
+import { parseTabMessage } from '../../src/session/tab-channel.js';
 import { TabCoordinator } from '../../src/session/tab-coordinator.js';
 import { MemoryLocks } from './support/memory-locks.js';
 
@@ -108,7 +107,6 @@ describe('shallowEqual', () => {
 
 describe('TabCoordinator', () => {
   const env = resolveEnvironment({ warn: () => {} });
-  const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
   let chat = 0;
   const chatId = () => `unit-${++chat}-${Math.random().toString(36).slice(2)}`;
 
@@ -132,84 +130,6 @@ describe('TabCoordinator', () => {
     b.dispose();
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(locks.isHeld(`durable-chat:${id}`)).toBe(false);
-  });
-
-  it('BroadcastChannel lease: of two simultaneous claims exactly one wins; a live owner blocks; release hands over', async () => {
-    const id = chatId();
-    const options = { locks: null, broadcastChannel: channel, heartbeatMs: 40 };
-    const a = new TabCoordinator(id, options, env);
-    const b = new TabCoordinator(id, options, env);
-    expect(a.mode).toBe('broadcast');
-    const results = await Promise.all([a.acquire(), b.acquire()]);
-    expect(results.filter(Boolean)).toHaveLength(1);
-    const [owner, other] = results[0] === true ? [a, b] : [b, a];
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(await other.acquire()).toBe(false);
-    const waiting = other.waitForOwnership(new AbortController().signal);
-    owner.release();
-    expect(await waiting).toBe(true);
-    expect(other.isOwner).toBe(true);
-    a.dispose();
-    b.dispose();
-  });
-
-  /** A page busy for `delayMs` (a long render): it handles each channel message that late. */
-  const busyChannel =
-    (delayMs: number) =>
-    (name: string): BroadcastChannelLike => {
-      const inner = channel(name);
-      const wrapped = new Map<unknown, (event: MessageEvent) => void>();
-      return {
-        postMessage: (message) => inner.postMessage(message),
-        addEventListener: (type, listener) => {
-          const late = (event: MessageEvent) => setTimeout(() => listener(event), delayMs);
-          wrapped.set(listener, late);
-          inner.addEventListener(type, late);
-        },
-        removeEventListener: (type, listener) => {
-          const late = wrapped.get(listener);
-          if (late !== undefined) inner.removeEventListener(type, late);
-        },
-        close: () => inner.close(),
-      };
-    };
-
-  it('BroadcastChannel lease, default heartbeat: a tab that finds a live turn does not take it from an owner too busy to answer its claim at once', async () => {
-    const id = chatId();
-    const owner = new TabCoordinator(id, { locks: null, broadcastChannel: busyChannel(150) }, env);
-    expect(await owner.acquire()).toBe(true);
-    const reloaded = new TabCoordinator(id, { locks: null, broadcastChannel: channel }, env);
-    expect(await reloaded.acquire({ liveTurn: true })).toBe(false);
-    expect([owner.isOwner, reloaded.isOwner]).toEqual([true, false]);
-    // The owner going away for good (its page closed) hands the turn over.
-    owner.dispose();
-    expect(await reloaded.waitForOwnership(new AbortController().signal)).toBe(true);
-    reloaded.dispose();
-  });
-
-  it('BroadcastChannel lease, default heartbeat: a tab waiting for the turn gets it as soon as the owner lets go, not a beat later', async () => {
-    const id = chatId();
-    const owner = new TabCoordinator(id, { locks: null, broadcastChannel: channel }, env);
-    const waiter = new TabCoordinator(id, { locks: null, broadcastChannel: channel }, env);
-    expect(await owner.acquire()).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the owner's first beat is heard
-    const waiting = waiter.waitForOwnership(new AbortController().signal);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const released = Date.now();
-    owner.release();
-    expect(await waiting).toBe(true);
-    // A send waits 500 ms for an owner that is letting go (ACQUIRE_GRACE_MS); the next beat is 1 s away.
-    expect(Date.now() - released).toBeLessThan(500);
-    owner.dispose();
-    waiter.dispose();
-  });
-
-  it('BroadcastChannel lease, default heartbeat: a lone tab that finds a live turn owns it after one beat', async () => {
-    const lone = new TabCoordinator(chatId(), { locks: null, broadcastChannel: channel }, env);
-    const started = Date.now();
-    expect(await lone.acquire({ liveTurn: true })).toBe(true);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
-    lone.dispose();
   });
 
   it('with neither, every tab acts alone', async () => {
