@@ -12,7 +12,7 @@ import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.j
 import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import { appendKinds, nextChatId } from './support/harness.js';
-import { newApp, nodeChannel, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
+import { newApp, nodeChannel, type Open, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -38,6 +38,31 @@ const coordinations: [string, () => { tabs: TabCoordinationOptions; locks?: Memo
   ['BroadcastChannel lease', () => ({ tabs: { locks: null, broadcastChannel: channel, heartbeatMs: 60 } })],
 ];
 
+/**
+ * Tab 1 sends 'first'; tab 2 reloads mid-turn with its session start (its token) held; the turn
+ * ends and tab 1 lets go. Tab 2 (its read of the ended turn still waiting for its start) gets the
+ * lock (with the lease, at its next try) and trails: before the fix it kept the lock meanwhile.
+ */
+async function trailingAfterFirstTurn(open: Open, tabs: TabCoordinationOptions, prefix: string) {
+  const chatId = nextChatId(prefix);
+  const app = newApp();
+  const tab1 = open('tab1', chatId, tabs, app);
+  const firstTurn = pauseTurn(chatId, 'first', 2);
+  const opened = open('tab2', chatId, tabs, app);
+  tab1.send('first');
+  await waitForDom(() => expect(firstTurn.reached).toBe(true), { timeout: 5_000 });
+  const reloaded = reloadSlowly(opened, (started) => open('tab2', chatId, tabs, app, started));
+  await pause(100);
+  firstTurn.release();
+  await waitForDom(() => expect(tab1.transcript()).toEqual(['user: first', 'assistant: Echo: first']), {
+    timeout: 5_000,
+  });
+  await waitForDom(() => expect([tab1.status(), tab1.tab().owner]).toEqual(['ready', false]));
+  await pause(300);
+  expect(reloaded.tab.tab()).toMatchObject({ owner: false, following: true });
+  return { chatId, app, tab1, tab2: reloaded.tab, letStart: reloaded.letStart };
+}
+
 describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', (_mode, coordination) => {
   describe.each(paths)('%s', (_path, open) => {
     it.each([
@@ -45,25 +70,8 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       ['two more turns of the owner', ['second', 'third']],
     ])('does not block %s; it then shows every turn, read-only', async (_sends, later) => {
       const expected = ['first', ...later].flatMap((text) => [`user: ${text}`, `assistant: Echo: ${text}`]);
-      const chatId = nextChatId('trailing-tab');
       const { tabs, locks } = coordination();
-      const app = newApp();
-      const tab1 = open('tab1', chatId, tabs, app);
-      let tab2 = open('tab2', chatId, tabs, app);
-      const firstTurn = pauseTurn(chatId, 'first', 2);
-      tab1.send('first');
-      await waitForDom(() => expect(firstTurn.reached).toBe(true), { timeout: 5_000 });
-      // Tab 2 reloads mid-turn; its session start (its token) waits until `letStart`.
-      const reloaded = reloadSlowly(tab2, (started) => open('tab2', chatId, tabs, app, started));
-      tab2 = reloaded.tab;
-      await pause(100);
-      firstTurn.release();
-      await waitForDom(() => expect(tab1.transcript()).toEqual(expected.slice(0, 2)), { timeout: 5_000 });
-      await waitForDom(() => expect([tab1.status(), tab1.tab().owner]).toEqual(['ready', false]));
-      // Tab 1 let go; tab 2 (its read of the ended turn still waiting for its start) gets the lock
-      // (with the lease, at its next try) and trails: before the fix it kept the lock meanwhile.
-      await pause(300);
-      expect(tab2.tab()).toMatchObject({ owner: false, following: true });
+      const { chatId, app, tab1, tab2, letStart } = await trailingAfterFirstTurn(open, tabs, 'trailing-tab');
 
       for (const [index, text] of later.entries()) {
         tab1.send(text);
@@ -72,7 +80,7 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
         await waitForDom(() => expect(tab1.status()).toBe('ready'));
       }
       expect(app.errors).toEqual([]);
-      reloaded.letStart();
+      letStart();
       await waitForDom(() => expect(tab2.transcript()).toEqual(expected), { timeout: 5_000 });
       await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
       await pause(200);
@@ -92,24 +100,8 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
     // turn later, and must end with the reply as the owner ended it (the owner told the other
     // tabs), not with what the agent wrote after the stop.
     it('shows a turn the owner stopped as the owner ended it', async () => {
-      const chatId = nextChatId('trailing-stop');
       const { tabs } = coordination();
-      const app = newApp();
-      const tab1 = open('tab1', chatId, tabs, app);
-      let tab2 = open('tab2', chatId, tabs, app);
-      const firstTurn = pauseTurn(chatId, 'first', 2);
-      tab1.send('first');
-      await waitForDom(() => expect(firstTurn.reached).toBe(true), { timeout: 5_000 });
-      const reloaded = reloadSlowly(tab2, (started) => open('tab2', chatId, tabs, app, started));
-      tab2 = reloaded.tab;
-      await pause(100);
-      firstTurn.release();
-      await waitForDom(() => expect(tab1.transcript()).toEqual(['user: first', 'assistant: Echo: first']), {
-        timeout: 5_000,
-      });
-      await waitForDom(() => expect([tab1.status(), tab1.tab().owner]).toEqual(['ready', false]));
-      await pause(300);
-      expect(tab2.tab()).toMatchObject({ owner: false, following: true });
+      const { chatId, app, tab1, tab2, letStart } = await trailingAfterFirstTurn(open, tabs, 'trailing-stop');
 
       const secondTurn = pauseTurn(chatId, 'second', 3);
       tab1.send('second');
@@ -126,7 +118,7 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       await pause(300);
       const ownerEnded = tab1.transcript();
       expect(ownerEnded.slice(0, 3)).toEqual(['user: first', 'assistant: Echo: first', 'user: second']);
-      reloaded.letStart();
+      letStart();
       await waitForDom(() => expect(tab2.transcript()).toEqual(ownerEnded), { timeout: 5_000 });
       await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
       await pause(300);

@@ -104,7 +104,8 @@ describe('TabCoordinator, BroadcastChannel lease at the default heartbeat (manua
     reloaded.dispose();
   });
 
-  it('a tab waiting for the turn gets it as soon as the owner lets go, not a beat later', async () => {
+  /** An owner, and a second tab that waits for the turn (it heard the owner's beat: it naps a beat between tries). */
+  async function ownerAndWaiter() {
     const tabs = lease();
     const id = chatId();
     const owner = new TabCoordinator(id, tabs.options(), tabs.env);
@@ -112,6 +113,11 @@ describe('TabCoordinator, BroadcastChannel lease at the default heartbeat (manua
     expect((await tabs.settle(owner.acquire())).value).toBe(true);
     const waiting = waiter.waitForOwnership(new AbortController().signal);
     await tabs.advance(100);
+    return { tabs, owner, waiter, waiting };
+  }
+
+  it('a tab waiting for the turn gets it as soon as the owner lets go, not a beat later', async () => {
+    const { tabs, owner, waiter, waiting } = await ownerAndWaiter();
     owner.release();
     const { value, tookMs } = await tabs.settle(waiting);
     expect(value).toBe(true);
@@ -122,14 +128,7 @@ describe('TabCoordinator, BroadcastChannel lease at the default heartbeat (manua
   });
 
   it('disposing a tab ends its wait for the turn at once, not after the beat it sleeps', async () => {
-    const tabs = lease();
-    const id = chatId();
-    const owner = new TabCoordinator(id, tabs.options(), tabs.env);
-    const waiter = new TabCoordinator(id, tabs.options(), tabs.env);
-    expect((await tabs.settle(owner.acquire())).value).toBe(true);
-    // The owner's beat is heard: the waiter naps a beat between its tries.
-    const waiting = waiter.waitForOwnership(new AbortController().signal);
-    await tabs.advance(100);
+    const { tabs, owner, waiter, waiting } = await ownerAndWaiter();
     waiter.dispose();
     const { value, tookMs } = await tabs.settle(waiting);
     expect({ value, tookMs }).toEqual({ value: false, tookMs: 0 });
