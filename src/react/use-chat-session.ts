@@ -156,9 +156,13 @@ export function useChatSessionWithHandle<UI_MESSAGE extends UIMessage>(
   // them. Insertion effects run before every layout and passive effect of the commit.
   useInsertionEffect(() => handle.commitOptions(options), [handle, options]);
   useEffect(() => handle.attach(), [handle]);
-  const fields = useSessionState(handle, renderFields);
+  const fields = useSessionState(handle.renderSource, renderFields);
   const tab = useSyncExternalStore(handle.subscribeTab, handle.getTabState, handle.getTabState);
-  const activity = useSyncExternalStore(handle.activity.subscribe, handle.activity.get, handle.activity.get);
+  const activity = useSyncExternalStore(
+    handle.subscribeActivityForRender,
+    handle.activity.get,
+    handle.activity.get,
+  );
   const now = useNowWhile(fields.status.type === 'reconnecting');
   const session = useMemo((): UseChatSessionResult<UI_MESSAGE> => {
     const status = activityStatus(activity, fields, tab, now);

@@ -127,7 +127,11 @@ export function useDurableChat<UI_MESSAGE extends UIMessage = UIMessage>(
     controller.pendingMessages,
   );
 
-  const activity = useSyncExternalStore(handle.activity.subscribe, handle.activity.get, handle.activity.get);
+  const activity = useSyncExternalStore(
+    handle.subscribeActivityForRender,
+    handle.activity.get,
+    handle.activity.get,
+  );
   const now = useNowWhile(session.state.status.type === 'reconnecting');
   const sessionStatus = deriveSessionChatStatus({
     chatStatus: helpers.status,

@@ -23,8 +23,9 @@ import { GuardedTransport, type TurnGate } from './guarded-transport.js';
 import { isDevelopment } from './is-development.js';
 import { latestTransportOptions } from './latest-transport-options.js';
 import type { PacingClock } from './relay-stream.js';
+import { RenderBatch } from './render-batch.js';
 import { ActivityTracker } from './request-activity.js';
-import { sessionRegistry } from './session-registry.js';
+import { type SessionStateSource, sessionRegistry } from './session-registry.js';
 import { TabCoordinator } from './tab-coordinator.js';
 import { TabLife } from './tab-life.js';
 
@@ -108,6 +109,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #foundTurnMessage: UI_MESSAGE | undefined;
   /** The session's clock (its `environment`): paces the deltas handed to `useChat`. */
   readonly #clock: PacingClock;
+  /** This session's state as the React hooks read it: its changes heard once per task (`RenderBatch`). */
+  readonly renderSource: SessionStateSource;
+  /** `activity.subscribe` for the React hooks, heard once per task with `renderSource`. */
+  readonly subscribeActivityForRender: (listener: () => void) => () => void;
   /** The `persistence` option the session was created with (an adapter is kept for the session's life). */
   readonly #persistenceOption: ChatSessionOptions['persistence'];
   #warnedAboutAdapter = false;
@@ -130,6 +135,13 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.baseURL = initial.baseURL;
     this.#placeholder = initialSessionState(this.chatId);
     this.#clock = resolveEnvironment(initial.environment);
+    const batch = new RenderBatch(this.#clock, () => this.activity.get().phase !== 'none');
+    this.renderSource = {
+      chatId: this.chatId,
+      getState: () => this.getState(),
+      subscribe: batch.batched((listener) => this.subscribe(listener)),
+    };
+    this.subscribeActivityForRender = batch.batched(this.activity.subscribe);
     this.#persistenceOption = initial.persistence;
     this.#identity = sessionIdentity(initial);
     const resolved = resolvePersistence(initial.persistence ?? 'local', initial.storagePrefix, initial.scope);

@@ -88,3 +88,51 @@ describe('renders per 1,000 chunks', () => {
     expectThrottled(plain);
   });
 });
+
+/**
+ * A reply that reaches the page all at once (the agent writes without pauses): what a turn
+ * renders besides its text. Here 7-9 per turn on both paths (ai 6 and 7), 11 (ai 7) and 14
+ * (ai 6) before the session's notices were held to the end of their task, when the run id,
+ * the connection's steps, the turn going live and the request's phases each committed on
+ * their own (the bench at a burst: 14 commits per turn before, 9 after).
+ */
+const BURST_RENDERS_PER_TURN = 10;
+
+describe('renders of one turn at a burst', () => {
+  const burstData = { delayMs: 0, repeat: 1 };
+
+  it('useDurableChat: the status steps coincide, and every label still shows', async () => {
+    const chat = mountChat(
+      chatOptions(server, nextChatId('burst-renders'), undefined, { clientData: burstData }),
+    );
+    const before = chat.renders;
+    await chat.run((current) => current.sendMessage({ text: TEXT }));
+    await waitForDom(() => expect(chat.current.status).toBe('ready'), { timeout: 10_000 });
+    const renders = chat.renders - before;
+    console.info(
+      `[renders at a burst] useDurableChat: ${renders} renders per turn (${chat.labels.join(' > ')})`,
+    );
+    expect(chat.transcript()[1]).toBe(`assistant: Echo: ${TEXT}`);
+    expect(chat.labels.slice(-4)).toEqual(['Sending…', 'Agent waking up…', 'Streaming', 'Ready']);
+    expect(renders).toBeLessThanOrEqual(BURST_RENDERS_PER_TURN);
+    chat.unmount();
+  });
+
+  it('useChat + useChatSession: the session state and phases commit with the chat, not one by one', async () => {
+    const page = mountPlainChat({
+      session: sessionOptions(server, nextChatId('plain-burst-renders'), undefined, {
+        clientData: burstData,
+      }),
+    });
+    const before = page.renders;
+    await page.chat.sendMessage({ text: TEXT });
+    await waitForDom(() => expect(page.session.status.type).toBe('ready'), { timeout: 10_000 });
+    await waitForDom(() => expect(page.chat.status).toBe('ready'), { timeout: 10_000 });
+    const renders = page.renders - before;
+    console.info(`[renders at a burst] useChat: ${renders} renders per turn (${page.statuses.join(' > ')})`);
+    expect(page.transcript()[1]).toBe(`assistant: Echo: ${TEXT}`);
+    expect(page.statuses.slice(-4)).toEqual(['sending', 'waking', 'streaming', 'ready']);
+    expect(renders).toBeLessThanOrEqual(BURST_RENDERS_PER_TURN);
+    page.unmount();
+  });
+});
