@@ -110,7 +110,7 @@ export function joinUrl(baseURL: string, path: string): string {
 export function timeoutError(operation: string, ms: number): ConnectionError {
   return new ConnectionError({
     code: 'NETWORK_ERROR',
-    message: `${operation}: no response within ${ms} ms (network request timed out)`,
+    message: `${operation}: no response within ${ms} ms (timed out)`,
   });
 }
 

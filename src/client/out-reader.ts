@@ -351,7 +351,7 @@ export class OutReader {
       throw this.#fail(
         new ConnectionError({
           code: 'STREAM_DISCONNECTED',
-          message: `the .out stream dropped and ${failures - 1} reconnects in a row brought nothing new`,
+          message: `.out dropped; ${failures - 1} reconnects in a row brought nothing new`,
         }),
       );
     }

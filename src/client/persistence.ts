@@ -283,9 +283,9 @@ export function localStoragePersistence(
     if (found === undefined && !warned) {
       warned = true;
       (options.warn ?? console.warn)(
-        '[durable-chat] localStoragePersistence: there is no localStorage here (server rendering, Node, ' +
-          'storage disabled), so nothing is kept across reloads. Create it only in the browser, pass ' +
-          '{ storage }, or use memoryPersistence().',
+        '[durable-chat] localStoragePersistence: no localStorage here (server rendering, Node, storage ' +
+          'disabled): nothing is kept across reloads. Create it in the browser only, pass { storage }, or ' +
+          'use memoryPersistence().',
       );
     }
     return found;

@@ -22,7 +22,7 @@ export function refusedFreshToken(
     cause: failure,
     message:
       `${failure.message}, with the token getAccessToken had just returned (${expiry}). ` +
-      'getAccessToken must mint a new token on every call (createRouteSessionCallbacks(...).getAccessToken ' +
-      "asks your route's token action), never return a cached one; leave it out to call startSession instead.",
+      "getAccessToken must mint a new token on every call (as createRouteSessionCallbacks' does), never " +
+      'return a cached one; or leave it out to use startSession.',
   });
 }

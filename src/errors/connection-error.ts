@@ -21,7 +21,7 @@ export class ConnectionError extends DurableChatError {
  */
 export class TurnRejectedError extends DurableChatError {
   override readonly code = 'TURN_REJECTED' as const;
-  constructor(message = 'the agent completed the turn without any content (suspected validation failure)') {
+  constructor(message = 'the agent ended the turn with no content (likely a validation failure)') {
     super({ code: 'TURN_REJECTED', message, retryable: false });
     this.name = 'TurnRejectedError';
   }

@@ -19,8 +19,8 @@ export class RunGoneError extends DurableChatError {
       code: 'RUN_GONE',
       message:
         options.reason === 'run-gone'
-          ? `the agent run serving this turn is gone (no record for ${seconds} s); the reply is incomplete`
-          : `the agent sent nothing for ${seconds} s and nothing reports whether its run lives; the turn was given up`,
+          ? `the agent run is gone (no record for ${seconds} s); the reply is incomplete`
+          : `the agent sent nothing for ${seconds} s and its run's liveness is unknown; the turn was given up`,
       retryable: false,
     });
     this.name = 'RunGoneError';

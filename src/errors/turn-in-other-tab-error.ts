@@ -7,7 +7,7 @@ import { DurableChatError } from './durable-chat-error.js';
  */
 export class TurnInOtherTabError extends DurableChatError {
   override readonly code = 'TURN_IN_OTHER_TAB' as const;
-  constructor(message = 'another tab owns the live turn of this chat; it is shown here read-only') {
+  constructor(message = "another tab owns this chat's live turn; it is shown here read-only") {
     super({ code: 'TURN_IN_OTHER_TAB', message, retryable: true });
     this.name = 'TurnInOtherTabError';
   }

@@ -172,7 +172,7 @@ export function createOutStreamDecoder(
             new ProtocolError({
               code: 'MALFORMED_BATCH',
               seqNum: beyond.seq_num,
-              message: `a record's seq_num ${beyond.seq_num} is past the batch's own tail ${batch.tail?.seq_num}; the batch is not applied`,
+              message: `seq_num ${beyond.seq_num} is past the batch's own tail ${batch.tail?.seq_num}; batch not applied`,
             }),
             'batch contradicts its tail',
           );
@@ -211,7 +211,7 @@ export function createOutStreamDecoder(
         abandon(
           new ProtocolError({
             code: 'EVENT_TOO_LARGE',
-            message: `an SSE event passed ${maxEventChars} characters without ending; the connection is dropped`,
+            message: `an SSE event passed ${maxEventChars} characters without ending; connection dropped`,
             cause: error,
           }),
           'event too large',

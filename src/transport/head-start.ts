@@ -148,7 +148,7 @@ export class HeadStart {
     let handoverInSeq: number | undefined;
     let failure: HeadStartError | undefined;
     let ended = false;
-    const cut = new HeadStartError('head start: the reply was cut off before the route handed it over');
+    const cut = new HeadStartError('head start: the reply was cut off before the handover');
     const end = async () => {
       if (ended) return;
       ended = true;

@@ -149,7 +149,7 @@ export class TurnLiveness {
     } catch (error) {
       // A closed session stops the reader through the client; anything else tells nothing.
       if (!isDurableChatError(error) || error.code !== 'SESSION_CLOSED') {
-        env.warn(`could not check whether chat ${this.#client.chatId}'s agent run lives: ${String(error)}`);
+        env.warn(`chat ${this.#client.chatId}: the run liveness check failed: ${String(error)}`);
       }
     } finally {
       this.#checking = false;
