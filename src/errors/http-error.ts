@@ -33,7 +33,7 @@ export class HttpError extends DurableChatError {
     const code = options.code ?? 'HTTP_ERROR';
     super({
       code,
-      message: describe(options, code),
+      message: describeHttpFailure(options, code),
       retryable: options.retryable ?? false,
       status: options.status,
       cause: options.cause,
@@ -46,7 +46,8 @@ export class HttpError extends DurableChatError {
   }
 }
 
-function describe(options: HttpErrorOptions, code: DurableChatErrorCode): string {
+/** `<operation> failed with HTTP <status> (<code>): <server message>`, every HTTP failure's message. */
+export function describeHttpFailure(options: HttpErrorOptions, code: DurableChatErrorCode): string {
   const detail = options.serverMessage ? `: ${options.serverMessage}` : '';
   return `${options.operation} failed with HTTP ${options.status} (${code})${detail}`;
 }

@@ -1,7 +1,12 @@
 import type { StartSessionResult } from '../client/session-client.js';
 import { ConfigurationError } from '../errors/configuration-error.js';
 import { ConnectionError } from '../errors/connection-error.js';
-import { AuthError, httpErrorFromResponse } from '../errors/http-error.js';
+import {
+  AuthError,
+  describeHttpFailure,
+  type HttpError,
+  httpErrorFromResponse,
+} from '../errors/http-error.js';
 import { ProtocolError } from '../errors/protocol-error.js';
 import { validateCloseReason } from '../protocol/validate.js';
 import { type ChatRouteRequest, validateChatId } from './route-protocol.js';
@@ -89,44 +94,32 @@ function resolvableEndpoint(endpoint: string | URL, operation: string): string |
     code: 'INVALID_CONFIG',
     field: 'endpoint',
     message:
-      `${operation}: endpoint "${endpoint}" is relative, and this code runs outside a browser page, ` +
-      `where there is nothing to resolve it against. Pass an absolute URL (new URL("${endpoint}", ` +
-      "'http://localhost:3000')), or create the callbacks only in the browser.",
-  });
-}
-
-/** The route's own configuration codes keep their code, and their answer: retrying cannot help. */
-function configurationErrorFromRoute(
-  status: number,
-  operation: string,
-  body: unknown,
-): ConfigurationError | undefined {
-  const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const code = record.code;
-  if (
-    code !== 'SECRET_KEY_REJECTED' &&
-    code !== 'TASK_NOT_FOUND' &&
-    code !== 'INVALID_CONFIG' &&
-    code !== 'TASK_MISMATCH'
-  )
-    return undefined;
-  const said = typeof record.error === 'string' ? `: ${record.error.slice(0, 500)}` : '';
-  return new ConfigurationError({
-    code,
-    status,
-    message: `${operation} failed with HTTP ${status} (${code})${said}`,
+      `${operation}: endpoint "${endpoint}" is relative, and outside a browser page there is nothing to ` +
+      'resolve it against. Pass an absolute URL, or create the callbacks only in the browser.',
   });
 }
 
 /**
- * The route's `authorize` said no. Unlike a 403 from the session service (a token short of
- * a scope, healed by a fresh token), asking again gets the same answer.
+ * The route's own configuration codes keep their code, and their answer: retrying cannot help.
+ * So does the route's `authorize` refusal (403 `FORBIDDEN`): unlike a 403 from the session
+ * service (a token short of a scope, healed by a fresh token), asking again gets the same answer.
  */
-function refusalFromRoute(status: number, operation: string, body: unknown): AuthError | undefined {
-  const record = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  if (status !== 403 || record.code !== 'FORBIDDEN') return undefined;
-  const serverMessage = typeof record.error === 'string' ? record.error.slice(0, 500) : undefined;
-  return new AuthError({ status, operation, retryable: false, serverMessage, serverCode: 'FORBIDDEN' });
+function errorFromRoute(error: HttpError, operation: string): ConfigurationError | HttpError {
+  const { status, serverCode: code, serverMessage } = error;
+  if (
+    code === 'SECRET_KEY_REJECTED' ||
+    code === 'TASK_NOT_FOUND' ||
+    code === 'INVALID_CONFIG' ||
+    code === 'TASK_MISMATCH'
+  )
+    return new ConfigurationError({
+      code,
+      status,
+      message: describeHttpFailure({ operation, status, serverMessage }, code),
+    });
+  if (status === 403 && code === 'FORBIDDEN')
+    return new AuthError({ status, operation, retryable: false, serverMessage, serverCode: code });
+  return error;
 }
 
 /**
@@ -179,10 +172,9 @@ export function createRouteSessionCallbacks(options: RouteSessionCallbacksOption
       body = undefined;
     }
     if (!response.ok) {
-      throw (
-        configurationErrorFromRoute(response.status, operation, body) ??
-        refusalFromRoute(response.status, operation, body) ??
-        httpErrorFromResponse({ status: response.status, operation, body, headers: response.headers })
+      throw errorFromRoute(
+        httpErrorFromResponse({ status: response.status, operation, body, headers: response.headers }),
+        operation,
       );
     }
     return body;
