@@ -63,13 +63,13 @@ export class PersistenceBinding {
     try {
       raw = await this.#adapter.load(this.#chatId);
     } catch (error) {
-      this.#warn(`could not load the persisted record of chat ${this.#chatId}: ${String(error)}`);
+      this.#say('could not load the', error);
       return undefined;
     }
     if (raw === undefined || raw === null) return undefined;
     const parsed = parsePersistedRecord(raw, this.#chatId);
     if (typeof parsed === 'string') {
-      this.#warn(`discarding the corrupt persisted record of chat ${this.#chatId} (${parsed})`);
+      this.#say('discarding the corrupt', parsed);
       await this.#remove('corrupt');
       return undefined;
     }
@@ -81,11 +81,16 @@ export class PersistenceBinding {
     return parsed;
   }
 
+  /** `<doing> record of chat <id>: <why>`, the binding's one warning shape. */
+  #say(doing: string, why: unknown): void {
+    this.#warn(`${doing} record of chat ${this.#chatId}: ${String(why)}`);
+  }
+
   async #remove(what: 'corrupt' | 'expired'): Promise<void> {
     try {
       await this.#adapter.remove(this.#chatId);
     } catch (error) {
-      this.#warn(`could not remove the ${what} record of chat ${this.#chatId}: ${String(error)}`);
+      this.#say(`could not remove the ${what}`, error);
     }
   }
 
@@ -182,7 +187,7 @@ export class PersistenceBinding {
         );
       } while (this.#dirty);
     } catch (error) {
-      this.#warn(`could not save the record of chat ${this.#chatId}: ${String(error)}`);
+      this.#say('could not save the', error);
     } finally {
       this.#saving = false;
     }

@@ -230,8 +230,8 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     if (chatId === this.#gate.chatId) return;
     throw new ValidationError({
       message:
-        `this transport belongs to chat "${this.#gate.chatId}" but was called for chat "${chatId}": ` +
-        'pass the same id to useChat, e.g. useChat({ id: session.id, transport: session.transport, resume: true })',
+        `this transport belongs to chat "${this.#gate.chatId}", not "${chatId}": give useChat the same id, ` +
+        'e.g. useChat({ id: session.id, transport: session.transport, resume: true })',
       field: 'chatId',
     });
   }
