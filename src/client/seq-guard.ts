@@ -95,13 +95,13 @@ export class SeqGuard {
       }
       const own = taken?.find((jump) => inside(jump, seq));
       if (own !== undefined) {
-        this.#refuse(`a record's seq_num ${seq} comes after ${own.top} in one batch`, seq, emit);
+        this.#refuse(`seq_num ${seq} comes after ${own.top} in one batch`, seq, emit);
         return undefined;
       }
       const applied = this.#jumps.find((jump) => inside(jump, seq));
       if (applied !== undefined) {
         this.#fail(
-          `a record's seq_num ${seq} comes after the jump from ${applied.base} to ${applied.top}`,
+          `seq_num ${seq} comes after the jump from ${applied.base} to ${applied.top}`,
           seq,
           applied,
           emit,
@@ -119,7 +119,7 @@ export class SeqGuard {
     // A tail that names the last record instead of the next one is tolerated, as in the decoder.
     const applied = this.#jumps.find((jump) => jump.top > tail.seq_num);
     if (applied === undefined) return false;
-    const message = `the stream's tail ${tail.seq_num} is below the jump from ${applied.base} to ${applied.top}`;
+    const message = `tail ${tail.seq_num} is below the jump from ${applied.base} to ${applied.top}`;
     this.#fail(message, applied.top, applied, emit);
     return true;
   }
