@@ -368,7 +368,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
    */
   withRemoteFinal<M extends UIMessage>(messages: M[], final: RemoteFinal<M>): M[] | undefined {
     const { message, answers } = final;
-    const index = message === undefined ? -1 : messages.findIndex((existing) => existing.id === message.id);
+    const index = messages.findIndex((existing) => existing.id === message?.id);
     if (message !== undefined && index !== -1) {
       const next = [...messages];
       next[index] = message;
