@@ -291,6 +291,8 @@ interface Moment {
    * which refuses that send (two tabs sent at the same moment: tab-races.test.tsx, item 4).
    */
   announcesLater?: boolean;
+  /** The reply's first chunk has reached the owner. */
+  replyStarted?: boolean;
   arm(owner: Tab): MomentState;
   /** A tab open from the start shows the moment too. */
   caughtUp(tab: Tab): boolean;
@@ -360,6 +362,7 @@ const MOMENTS: Record<string, Moment> = {
   },
   'mid-reply': {
     duringTurn: true,
+    replyStarted: true,
     arm: (owner) => ({ pause: pauseTurn(owner.chatId, TEXT, MID_REPLY_CHUNK) }),
     caughtUp: (tab) => lastText(tab).length > 0,
     reach: (owner, { pause }) =>
@@ -528,6 +531,18 @@ const ACTIONS: Record<string, Action> = {
       return { ...oneTurn(a.chatId, [a, second]), errors: [{ tab: 'b', code: 'TURN_IN_OTHER_TAB' }] };
     },
   },
+  // The user sends the next message at the moment, in the tab whose turn runs (the AI SDK's Chat
+  // lets a send overlap a turn): alone, and with a second tab following.
+  'the owner sends again': {
+    tabs: true,
+    opensSecondTab: false,
+    apply: async ({ a, moment }) => sendsAgain(a, [a], moment),
+  },
+  'the owner sends again, a second tab follows': {
+    tabs: true,
+    opensSecondTab: true,
+    apply: async ({ a, b, moment }) => sendsAgain(a, [a, b as Tab], moment),
+  },
   // The user stops A's turn in the tab that drives it, or in the second tab that follows it (the
   // README: stop works from a following tab too). Every tab ends with the reply as the owner
   // ended it (it tells the other tabs), which is the stopped reply's start, or the whole reply
@@ -571,6 +586,29 @@ function stopped(a: Tab, second: Tab, stopper: 'a' | 'b', moment: Moment): Cell 
   };
 }
 
+/**
+ * A second message sent during A's turn: before the reply starts, the AI SDK shows the two
+ * messages together, then each reply in sending order; after, the second turn follows the first.
+ * Each request's onFinish saves the messages at its end: the first's holds the second message
+ * (sent meanwhile) but not its reply.
+ */
+function sendsAgain(a: Tab, tabs: Tab[], moment: Moment): Cell {
+  a.send(OTHER);
+  if (!moment.duringTurn) return bothTurns(a, a, tabs);
+  const [asked, answered] = [`user: ${OTHER}`, reply(OTHER)];
+  const expected = moment.replyStarted
+    ? [`user: ${TEXT}`, reply(TEXT), asked, answered]
+    : [`user: ${TEXT}`, asked, reply(TEXT), answered];
+  const texts = expected.map((line) => line.replace(/^(user|assistant): /, ''));
+  return {
+    tabs,
+    expected,
+    appends: 2,
+    saves: [texts.slice(0, 3), texts].map((saved) => ({ chat: a.chatId, texts: saved })),
+    errors: [],
+  };
+}
+
 // Every tab action again as a browser without Web Locks runs it (the lease over the global
 // BroadcastChannel, default heartbeat): ownership is then a claim and heartbeats, not a lock.
 for (const [name, action] of Object.entries(ACTIONS)) {
@@ -584,9 +622,9 @@ async function sendFromSecondTab(b: Tab | undefined, moment: Moment): Promise<Ta
   return second;
 }
 
-function bothTurns(a: Tab, second: Tab): Cell {
+function bothTurns(a: Tab, second: Tab, tabs: Tab[] = [a, second]): Cell {
   return {
-    tabs: [a, second],
+    tabs,
     expected: [`user: ${TEXT}`, reply(TEXT), `user: ${OTHER}`, reply(OTHER)],
     appends: 2,
     saves: [
@@ -603,12 +641,32 @@ const PATHS: Record<string, Mount> = {
 };
 
 /**
- * Cells that fail deterministically: the defect each shows, skipped (with the reason in the
- * title) until fixed. Key: `${path}: ${action} at "${moment}"`. None now: the last one ('the
- * second tab sends, the turn ends meanwhile' at 'before the append is sent') asked what
- * tab-races' item 4 forbids; it is item 4's case (see `announcesLater`) and asserts that.
+ * Cells that fail: the defect each shows, skipped (with the reason in the title) until fixed.
+ * Key: `${path}: ${action} at "${moment}"`. Only the owner sending again while a second tab
+ * follows (found 2026-11-28; in every run unless said):
+ * - during the turn, the following tab does not end with the owner's transcript. It shows the
+ *   turns in the server's order ([T, Echo T, O, Echo O]) where the owner shows the AI SDK's
+ *   ([T, O, Echo T, Echo O]); or it loses the first reply ([T, O, Echo O]): the owner's final
+ *   reply for O replaces the reply that follows O there, which is T's. `turn-finished` names the
+ *   user message a reply answers by position, and with two messages sent before the first reply
+ *   the reply after a message need not be its own.
+ * - with the BroadcastChannel lease after the turn: the owner's own next send is refused with
+ *   TURN_IN_OTHER_TAB now and then (2 runs of 8): the following tab took the lease when the
+ *   owner let go, and the claim back does not fit in the send's grace.
  */
 const KNOWN_DEFECTS: Record<string, string> = {};
+for (const path of ['useChat + useChatSession', 'useDurableChat']) {
+  for (const [momentName, moment] of Object.entries(MOMENTS)) {
+    const cell = `${path}: the owner sends again, a second tab follows`;
+    if (moment.duringTurn) {
+      const defect = 'the following tab shows another order, or loses the first reply';
+      KNOWN_DEFECTS[`${cell} at "${momentName}"`] = defect;
+      KNOWN_DEFECTS[`${cell}, BroadcastChannel lease at "${momentName}"`] = defect;
+    } else
+      KNOWN_DEFECTS[`${cell}, BroadcastChannel lease at "${momentName}"`] =
+        'the owner’s next send is refused now and then (the follower took the lease)';
+  }
+}
 
 describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
   const path = _path;
