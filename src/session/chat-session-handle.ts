@@ -367,7 +367,12 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
    * resume came after the turn ended) adds the reply after it.
    */
   withRemoteFinal<M extends UIMessage>(messages: M[], final: RemoteFinal<M>): M[] | undefined {
-    const { message, answers } = final;
+    const next = this.#withFinalReply(messages, final);
+    return next === undefined ? next : inOrderOf(next, final.order);
+  }
+
+  #withFinalReply<M extends UIMessage>(messages: M[], final: RemoteFinal<M>): M[] | undefined {
+    const { message, answers, order } = final;
     const index = messages.findIndex((existing) => existing.id === message?.id);
     if (message !== undefined && index !== -1) {
       const next = [...messages];
@@ -381,6 +386,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       if (asked < messages.length - 2) return messages;
       const after = messages[asked + 1];
       if (after !== undefined && after.role !== 'assistant') return messages;
+      // The owner shows that reply too: another message's (two were sent before the first reply).
+      if (after !== undefined && order?.includes(after.id))
+        return message === undefined ? messages : [...messages, message];
       const head = messages.slice(0, asked + 1);
       if (message !== undefined) return [...head, message];
       return after === undefined ? messages : head;
@@ -612,4 +620,17 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #notify(): void {
     for (const listener of [...this.#changeListeners]) listener();
   }
+}
+
+/**
+ * `messages` in the owner's order (`order`) when the owner shows each of them: two messages sent
+ * before the first reply show together, then the replies, where a tab that followed the turns
+ * shows the server's order. The same array when nothing moves or the owner lacks one of them.
+ */
+function inOrderOf<M extends UIMessage>(messages: M[], order: string[] | undefined): M[] {
+  if (order === undefined) return messages;
+  const rank = new Map(order.map((id, index) => [id, index]));
+  if (messages.some((message) => !rank.has(message.id))) return messages;
+  const sorted = [...messages].sort((x, y) => (rank.get(x.id) as number) - (rank.get(y.id) as number));
+  return sorted.every((message, index) => message === messages[index]) ? messages : sorted;
 }

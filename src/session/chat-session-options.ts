@@ -59,6 +59,8 @@ export interface RemoteFinal<UI_MESSAGE extends UIMessage = UIMessage> {
   message: UI_MESSAGE | undefined;
   /** The id of the user message the turn answers (absent from tabs of an older version). */
   answers: string | undefined;
+  /** The ids of the owner's transcript then, in its order (absent from tabs of an older version). */
+  order?: string[] | undefined;
 }
 
 /** This tab's part in the chat. */

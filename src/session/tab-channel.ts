@@ -8,9 +8,11 @@ export type TabMessage =
    * The owner's reply as it ended, so every tab ends with the same transcript (a tab that
    * only replayed a continuation, e.g. after a tool output, lacks the parts before it; a tab
    * whose read went past the owner's stop shows more). No `message`: the owner shows no reply
-   * (stopped before the first chunk). `answers`: the user message the turn answers.
+   * (stopped before the first chunk). `answers`: the user message the turn answers. `order`: the
+   * ids of the owner's transcript (two messages sent before the first reply: the AI SDK shows
+   * both messages, then the replies; a tab that followed shows the server's order).
    */
-  | { type: 'turn-finished'; tabId: string; message?: UIMessage; answers?: string }
+  | { type: 'turn-finished'; tabId: string; message?: UIMessage; answers?: string; order?: string[] }
   /**
    * A tab is about to append `stop` for the live turn: the owner's read then ends on a
    * turn-complete without content, which is that stop, not the agent refusing the turn.

@@ -192,6 +192,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
             options.onRemoteFinish({
               message: message.message as UI_MESSAGE | undefined,
               answers: message.answers,
+              order: message.order,
             });
           else if (message.type === 'turn-stopped' && !this.#disposed()) options.onRemoteStop();
         }),
@@ -372,8 +373,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     const last = messages.at(-1);
     if (coordinator === undefined || last === undefined) return;
     const { tabId } = coordinator;
+    const order = messages.map((message) => message.id);
     if (last.role === 'user') {
-      coordinator.announce({ type: 'turn-finished', tabId, answers: last.id });
+      coordinator.announce({ type: 'turn-finished', tabId, answers: last.id, order });
       return;
     }
     if (last.role !== 'assistant') return;
@@ -384,6 +386,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       type: 'turn-finished',
       tabId,
       message: last,
+      order,
       ...(asked === undefined ? {} : { answers: asked.id }),
     });
   }

@@ -642,31 +642,18 @@ const PATHS: Record<string, Mount> = {
 
 /**
  * Cells that fail: the defect each shows, skipped (with the reason in the title) until fixed.
- * Key: `${path}: ${action} at "${moment}"`. Only the owner sending again while a second tab
- * follows (found 2026-11-28; in every run unless said):
- * - during the turn, the following tab does not end with the owner's transcript. It shows the
- *   turns in the server's order ([T, Echo T, O, Echo O]) where the owner shows the AI SDK's
- *   ([T, O, Echo T, Echo O]); or it loses the first reply ([T, O, Echo O]): the owner's final
- *   reply for O replaces the reply that follows O there, which is T's. `turn-finished` names the
- *   user message a reply answers by position, and with two messages sent before the first reply
- *   the reply after a message need not be its own.
- * - with the BroadcastChannel lease after the turn: the owner's own next send is refused with
- *   TURN_IN_OTHER_TAB now and then (2 runs of 8): the following tab took the lease when the
- *   owner let go, and the claim back does not fit in the send's grace.
+ * Key: `${path}: ${action} at "${moment}"`. With the BroadcastChannel lease, the owner's own send
+ * right after its turn, a second tab following, is refused with TURN_IN_OTHER_TAB now and then
+ * (2 runs of 8, found 2026-11-28): the following tab took the lease when the owner let go, and
+ * the claim back does not fit in the send's grace.
  */
 const KNOWN_DEFECTS: Record<string, string> = {};
-for (const path of ['useChat + useChatSession', 'useDurableChat']) {
-  for (const [momentName, moment] of Object.entries(MOMENTS)) {
-    const cell = `${path}: the owner sends again, a second tab follows`;
-    if (moment.duringTurn) {
-      const defect = 'the following tab shows another order, or loses the first reply';
-      KNOWN_DEFECTS[`${cell} at "${momentName}"`] = defect;
-      KNOWN_DEFECTS[`${cell}, BroadcastChannel lease at "${momentName}"`] = defect;
-    } else
-      KNOWN_DEFECTS[`${cell}, BroadcastChannel lease at "${momentName}"`] =
-        'the owner’s next send is refused now and then (the follower took the lease)';
-  }
-}
+for (const path of Object.keys(PATHS))
+  for (const [momentName, moment] of Object.entries(MOMENTS))
+    if (!moment.duringTurn)
+      KNOWN_DEFECTS[
+        `${path}: the owner sends again, a second tab follows, BroadcastChannel lease at "${momentName}"`
+      ] = 'the owner’s next send is refused now and then (the follower took the lease)';
 
 describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
   const path = _path;
