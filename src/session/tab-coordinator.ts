@@ -44,7 +44,7 @@ export class TabCoordinator {
   readonly #channel: BroadcastChannelLike | undefined;
   readonly #listeners = new Set<(message: TabMessage) => void>();
   readonly #ownershipListeners = new Set<() => void>();
-  /** Waits for ownership between two tries (see `#nap`). */
+  /** Waits for ownership between two tries (see `waitForOwnership`). */
   readonly #naps = new Set<() => void>();
   /** The lease: the last owner this tab heard of, whatever its own phase (see `#foreignOwnerIsFresh`). */
   #ownerSeen: { tabId: string; at: number } | undefined;
@@ -114,26 +114,25 @@ export class TabCoordinator {
   async waitForOwnership(signal: AbortSignal): Promise<boolean> {
     if (this.isOwner || this.mode === 'none') return true;
     if (this.mode === 'locks') return this.#requestLock({ signal });
+    // Between two tries it waits a heartbeat, or less: an owner letting go (`released`) wakes the
+    // wait at once, so a send waiting out a turn that ends within its grace is not refused for a
+    // beat still to come; so does `dispose`: the wait of a chat that is gone ends at once. The wake
+    // is armed before the try's claim: an owner heard during the claim (so the claim lost) may let
+    // go before the claim's window ends, and then the next try is due at once, not a beat later.
     while (!signal.aborted && this.#phase.type !== 'disposed') {
-      if (!this.#foreignOwnerIsFresh() && (await this.acquire())) return true;
-      await this.#nap(signal);
+      const nap = new AbortController();
+      const wake = () => nap.abort();
+      this.#naps.add(wake);
+      signal.addEventListener('abort', wake);
+      try {
+        if (!this.#foreignOwnerIsFresh() && (await this.acquire())) return true;
+        await sleep(this.#env, this.#heartbeatMs, nap.signal).catch(() => undefined);
+      } finally {
+        this.#naps.delete(wake);
+        signal.removeEventListener('abort', wake);
+      }
     }
     return false;
-  }
-
-  /**
-   * Waits a heartbeat, or less: an owner letting go (`released`) wakes the wait at once, so a
-   * send waiting out a turn that ends within its grace is not refused for a beat still to come;
-   * so does `dispose`: the wait of a chat that is gone ends at once.
-   */
-  async #nap(signal: AbortSignal): Promise<void> {
-    const nap = new AbortController();
-    const wake = () => nap.abort();
-    this.#naps.add(wake);
-    signal.addEventListener('abort', wake);
-    await sleep(this.#env, this.#heartbeatMs, nap.signal).catch(() => undefined);
-    this.#naps.delete(wake);
-    signal.removeEventListener('abort', wake);
   }
 
   release(): void {

@@ -69,7 +69,7 @@ const paths = twoTabPaths(() => server);
 
 const coordinations: [string, () => TabCoordinationOptions][] = [
   ['Web Locks', () => ({ locks: new MemoryLocks(), broadcastChannel: channel })],
-  ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel, heartbeatMs: 60 })],
+  ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel })],
 ];
 
 describe.each(coordinations)(

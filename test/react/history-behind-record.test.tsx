@@ -272,7 +272,7 @@ describe('historyCursor behind the record after another tab’s approval turn, t
   const channel = (name: string) => new NodeBroadcastChannel(name) as unknown as BroadcastChannelLike;
   const coordinations: [string, () => TabCoordinationOptions][] = [
     ['Web Locks', () => ({ locks: new MemoryLocks(), broadcastChannel: channel })],
-    ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel, heartbeatMs: 60 })],
+    ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel })],
   ];
   const paths: [string, Open][] = [
     ['useChat + useChatSession + useFollowTurns', openPlain],

@@ -38,7 +38,7 @@ const textOf = (messages: readonly UIMessage[]) =>
 
 const coordinations: [string, () => TabCoordinationOptions][] = [
   ['Web Locks', () => ({ locks: new MemoryLocks(), broadcastChannel: channel })],
-  ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel, heartbeatMs: 60 })],
+  ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel })],
 ];
 
 /** What a tab's app did: tool calls it answered, transcripts it saved (the README's rules). */

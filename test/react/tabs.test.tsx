@@ -51,7 +51,7 @@ async function ownerTurn(owner: MountedChat, repeat: number) {
 
 describe.each([
   ['Web Locks', () => ({ locks: new MemoryLocks(), broadcastChannel: channel })],
-  ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel, heartbeatMs: 60 })],
+  ['BroadcastChannel lease', () => ({ locks: null, broadcastChannel: channel })],
 ])('two tabs (%s)', (_name, coordination) => {
   it('the other tab follows read-only and sees the reply; it cannot start a turn meanwhile', async () => {
     const chatId = nextChatId('tabs');

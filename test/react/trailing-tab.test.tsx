@@ -35,8 +35,24 @@ const coordinations: [string, () => { tabs: TabCoordinationOptions; locks?: Memo
       return { tabs: { locks, broadcastChannel: channel }, locks };
     },
   ],
-  ['BroadcastChannel lease', () => ({ tabs: { locks: null, broadcastChannel: channel, heartbeatMs: 60 } })],
+  ['BroadcastChannel lease', () => ({ tabs: { locks: null, broadcastChannel: channel } })],
 ];
+
+/**
+ * The lease's messages on a chat's channel, as a third page hears them: true once a tab other
+ * than the one that started the first turn took the turn and let it go (its `released`).
+ */
+function leaseHandedBack(chatId: string): { seen: () => boolean; close: () => void } {
+  const listener = channel(`durable-chat:${chatId}`);
+  let firstOwner: string | undefined;
+  let handedBack = false;
+  listener.addEventListener('message', (event) => {
+    const { type, tabId } = event.data as { type: string; tabId: string };
+    if (type === 'turn-started') firstOwner ??= tabId;
+    else if (type === 'released' && firstOwner !== undefined && tabId !== firstOwner) handedBack = true;
+  });
+  return { seen: () => handedBack, close: () => listener.close() };
+}
 
 /**
  * Tab 1 sends 'first'; tab 2 reloads mid-turn with its session start (its token) held; the turn
@@ -46,6 +62,7 @@ const coordinations: [string, () => { tabs: TabCoordinationOptions; locks?: Memo
 async function trailingAfterFirstTurn(open: Open, tabs: TabCoordinationOptions, prefix: string) {
   const chatId = nextChatId(prefix);
   const app = newApp();
+  const lease = tabs.locks === null ? leaseHandedBack(chatId) : undefined;
   const tab1 = open('tab1', chatId, tabs, app);
   const firstTurn = pauseTurn(chatId, 'first', 2);
   const opened = open('tab2', chatId, tabs, app);
@@ -59,6 +76,12 @@ async function trailingAfterFirstTurn(open: Open, tabs: TabCoordinationOptions, 
   });
   await waitForDom(() => expect([tab1.status(), tab1.tab().owner]).toEqual(['ready', false]));
   await pause(300);
+  // With the lease, tab 2's next try comes only after its claim on the turn it found at load has
+  // run its window (a heartbeat and more): the case is set once it took the turn and let it go.
+  if (lease !== undefined) {
+    await waitForDom(() => expect(lease.seen()).toBe(true), { timeout: 5_000 });
+    lease.close();
+  }
   expect(reloaded.tab.tab()).toMatchObject({ owner: false, following: true });
   return { chatId, app, tab1, tab2: reloaded.tab, letStart: reloaded.letStart };
 }

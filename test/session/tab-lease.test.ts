@@ -127,6 +127,25 @@ describe('TabCoordinator, BroadcastChannel lease at the default heartbeat (manua
     waiter.dispose();
   });
 
+  it('a tab whose claim loses to an owner that lets go before the claim ends gets the turn then, not a beat later', async () => {
+    const tabs = lease();
+    const id = chatId();
+    const waiter = new TabCoordinator(id, tabs.options(), tabs.env);
+    // Another tab as the waiter hears it: it took the turn for a moment (a follow that found the
+    // turn ended, see TabLife's takeOver); its beat and its release both arrive in the claim's window.
+    const other = tabs.channels(`durable-chat:${id}`);
+    const waiting = waiter.waitForOwnership(new AbortController().signal);
+    await tabs.advance(10);
+    other.postMessage({ type: 'heartbeat', tabId: 'other' });
+    other.postMessage({ type: 'released', tabId: 'other' });
+    const { value, tookMs } = await tabs.settle(waiting);
+    expect(value).toBe(true);
+    // A send waits 500 ms for an owner that is letting go (ACQUIRE_GRACE_MS); the next beat is 1 s away.
+    expect(tookMs).toBeLessThan(500);
+    other.close();
+    waiter.dispose();
+  });
+
   it('disposing a tab ends its wait for the turn at once, not after the beat it sleeps', async () => {
     const { tabs, owner, waiter, waiting } = await ownerAndWaiter();
     waiter.dispose();
