@@ -642,18 +642,12 @@ const PATHS: Record<string, Mount> = {
 
 /**
  * Cells that fail: the defect each shows, skipped (with the reason in the title) until fixed.
- * Key: `${path}: ${action} at "${moment}"`. With the BroadcastChannel lease, the owner's own send
- * right after its turn, a second tab following, is refused with TURN_IN_OTHER_TAB now and then
- * (2 runs of 8, found 2026-11-28): the following tab took the lease when the owner let go, and
- * the claim back does not fit in the send's grace.
+ * Key: `${path}: ${action} at "${moment}"`. None now. The last ones: with the BroadcastChannel
+ * lease, the owner's own send right after its turn, a second tab following, was refused with
+ * TURN_IN_OTHER_TAB now and then (the follower took the lease as the owner let go, and the claim
+ * back slept a whole beat); fixed in TabCoordinator.waitForOwnership.
  */
 const KNOWN_DEFECTS: Record<string, string> = {};
-for (const path of Object.keys(PATHS))
-  for (const [momentName, moment] of Object.entries(MOMENTS))
-    if (!moment.duringTurn)
-      KNOWN_DEFECTS[
-        `${path}: the owner sends again, a second tab follows, BroadcastChannel lease at "${momentName}"`
-      ] = 'the owner’s next send is refused now and then (the follower took the lease)';
 
 describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
   const path = _path;
