@@ -14,6 +14,8 @@ export interface ThroughputJob {
   consume: 'chunks' | 'reducer';
   baseUrl: string;
   warmup: TurnSpec;
+  /** How many times the warm-up turn runs (each in its own chat) before the measured one; default 1. */
+  warmupTurns?: number;
   turn: TurnSpec;
 }
 
@@ -31,9 +33,9 @@ export interface ThroughputResult extends Sample {
 export async function runThroughputJob(job: ThroughputJob): Promise<ThroughputResult> {
   const variant = await loadVariant(job.variant);
   const unique = `${job.variant}-${process.pid}`;
-  const once = async (spec: TurnSpec) => {
+  const once = async (spec: TurnSpec, chat = unique) => {
     const turn = expectedReply(spec);
-    const chatId = chatIdFor(spec.name, unique);
+    const chatId = chatIdFor(spec.name, chat);
     // The create's `isCached` goes along, as an app's route hands it to the browser.
     const { publicAccessToken: token, isCached } = await createSession(job.baseUrl, chatId);
     const context = { baseUrl: job.baseUrl, chatId, token, isCached, message: userMessage('hello') };
@@ -55,7 +57,8 @@ export async function runThroughputJob(job: ThroughputJob): Promise<ThroughputRe
     // Per chunk of the turn as sent, whether the client delivered them one by one or merged.
     return { ...result, chunks: turn.chunkCount, delivered: collector.count };
   };
-  await once(job.warmup);
+  for (let index = 0; index < (job.warmupTurns ?? 1); index++)
+    await once(job.warmup, index === 0 ? unique : `${unique}-w${index}`);
   const result = await once(job.turn);
   variant.dispose?.();
   return result;
