@@ -415,9 +415,11 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     try {
       const record = await this.#readRecord();
       if (this.#disposed()) return;
-      // Still reading another tab's ended turn: this tab's store is that read's until it ends.
-      // Turns kept then are followed first, in order: this one after them.
-      if (this.#phase.type === 'trailing' || this.#keptTurns.length > 0) {
+      // Still reading another tab's ended turn, or following one it has not read to its end: this
+      // tab's store is that read's until it ends (adopted now, the record would move the read past
+      // that turn's reply). Turns kept then are followed first, in order: this one after them.
+      const reading = this.#phase.type === 'following' && this.#options.client.getState().turnLive;
+      if (reading || this.#phase.type === 'trailing' || this.#keptTurns.length > 0) {
         this.#keptTurns.push({ message, record });
         return;
       }
