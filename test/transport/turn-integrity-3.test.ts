@@ -407,14 +407,20 @@ describe('items 13-15 and 19: stops', () => {
     const own = await startEchoServer();
     const chatId = uniqueChatId('stop-refused-send');
     let appendsOut = 0;
-    // The refusal takes a while to arrive; the user stops meanwhile (the attempt is out).
+    // The refusal arrives only after the user stopped (the attempt is out): held until then, not
+    // for a fixed time, which a loaded machine can outrun (the send then failed before the stop,
+    // and there was nothing left to stop).
+    let letRefusalIn = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      letRefusalIn = resolve;
+    });
     const slowRefusal: typeof fetch = async (input, init) => {
       const url = urlOf(input);
       if (!url.pathname.endsWith('/in/append')) return fetch(input, init);
       appendsOut++;
       // The refusal arrives even though the page aborts meanwhile (it was already on its way).
       const response = await fetch(input, { ...init, signal: undefined });
-      if (response.status === 400) await new Promise((resolve) => setTimeout(resolve, 200));
+      if (response.status === 400) await stopped;
       return response;
     };
     const { transport } = transportFor('echo', { fetch: slowRefusal }, own);
@@ -429,7 +435,10 @@ describe('items 13-15 and 19: stops', () => {
       15_000,
       () => `the refused attempt to go out (appends: ${appendsOut})`,
     );
-    await chat.stop();
+    const stopping = chat.stop();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    letRefusalIn();
+    await stopping;
     await refused;
     // The stop is stored right after the first message: the refused one never was.
     await waitFor(() => own.inspect(chatId)?.in.nextSeq === 2, 15_000, 'the stop to be stored');
