@@ -137,7 +137,8 @@ export class Faults {
   }
 
   /**
-   * The next `count` appends fail with `status` and store nothing. A 429 carries
+   * The next `count` appends fail with `status` and store nothing: a 4xx as given (a refusal,
+   * final for a client), 502-504 as given, any other status as 500. A 429 carries
    * `x-ratelimit-limit`, `x-ratelimit-remaining: 0` and `x-ratelimit-reset`, `resetInMs`
    * away, written as `resetFormat` (default epoch ms; `epoch-seconds` and `delta-seconds`
    * are rounded up).

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryPersistence } from '../../src/client/persistence.js';
+import type { DevServer } from '../../src/dev-server/index.js';
+import {
+  createTransport,
+  TestChat,
+  transcript,
+  uniqueChatId,
+  waitFor,
+} from './support/dev-server-fixture.js';
+import { echoReply, MATRIX_TEXT, Page, pauseTurn, startMomentsServer } from './support/moments.js';
+
+/**
+ * Another tab stops the turn while this page's own message is still unanswered
+ * (`noteRemoteStop`): this page appends a stop behind its message too, since appends of two tabs
+ * are not ordered. That append failing is reported, not thrown, and loses nothing; retried, it is
+ * stored once. Default options (retry policy included).
+ */
+let server: DevServer;
+beforeAll(async () => {
+  server = await startMomentsServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+/**
+ * A send whose append is stored and its answer held on the way back (`page.release()` lets it
+ * in), its turn paused before the first chunk.
+ */
+async function unansweredSend(name: string) {
+  const chatId = uniqueChatId(name);
+  const pause = pauseTurn(chatId, MATRIX_TEXT, 0);
+  const page = new Page((input, init) => fetch(input, init));
+  const { transport, events } = createTransport(server, {
+    persistence: memoryPersistence(),
+    retry: undefined,
+    fetch: page.fetch,
+  });
+  const chat = new TestChat({ id: chatId, transport });
+  page.holdAppendResponse(MATRIX_TEXT);
+  const sending = chat.sendMessage({ text: MATRIX_TEXT });
+  await waitFor(() => pause.reached && page.holding === 1, 5_000, 'the stored, unanswered append');
+  return { chatId, pause, page, transport, events, chat, sending };
+}
+
+describe('noteRemoteStop: this page’s own stop behind its unanswered message', () => {
+  it('refused (400): reported as a non-fatal error event; the turn goes on and ends whole', async () => {
+    const { chatId, pause, page, transport, events, chat, sending } =
+      await unansweredSend('remote-stop-refused');
+    server.faults.failAppends(1, 400);
+    transport.noteRemoteStop(chatId);
+    page.release();
+    await waitFor(() => events.some((event) => event.type === 'error'), 5_000, 'the refused stop reported');
+    const reported = events.filter((event) => event.type === 'error');
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ type: 'error', chatId, fatal: false });
+    expect(reported[0]?.type === 'error' && typeof reported[0].error.code).toBe('string');
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(1); // the message only
+    // The other tab's stop did not come either (it may have failed too): the reply runs in full.
+    server.faults.reset();
+    pause.release();
+    await sending;
+    await waitFor(() => chat.status === 'ready', 5_000, 'the turn to end');
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages)).toEqual([`user: ${MATRIX_TEXT}`, echoReply(MATRIX_TEXT)]);
+    transport.close();
+  });
+
+  it('rate-limited once (429): retried under its part id, stored once; the turn ends quietly as stopped', async () => {
+    const { chatId, page, transport, events, chat, sending } = await unansweredSend('remote-stop-429');
+    server.faults.failAppends(1, 429, { resetInMs: 100 });
+    transport.noteRemoteStop(chatId);
+    page.release();
+    await sending;
+    await waitFor(
+      () => chat.status === 'ready' || chat.status === 'error',
+      10_000,
+      'the stopped turn to end',
+    );
+    expect(chat.error).toBeUndefined();
+    expect(events.filter((event) => event.type === 'error')).toEqual([]);
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(2); // the message, then one stop
+    expect(transcript(chat.messages)).toEqual([`user: ${MATRIX_TEXT}`]);
+    transport.close();
+  });
+});
