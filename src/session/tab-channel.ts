@@ -55,9 +55,12 @@ export function parseTabMessage(data: unknown): TabMessage | undefined {
     return undefined;
   if (message.type === 'claim' && typeof message.at !== 'number') return undefined;
   if (message.type === 'turn-finished') {
-    const { message: reply, answers } = message;
+    const { message: reply, answers, order } = message;
     if (reply === undefined ? typeof answers !== 'string' : !isMessage(reply)) return undefined;
     if (answers !== undefined && typeof answers !== 'string') return undefined;
+    // Read as the owner's message ids by the receiving tab: a string's `includes` would match too.
+    if (order !== undefined && !(Array.isArray(order) && order.every((id) => typeof id === 'string')))
+      return undefined;
   }
   return message as unknown as TabMessage;
 }

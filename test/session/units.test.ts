@@ -158,6 +158,11 @@ describe('TabCoordinator', () => {
     const noReply = { type: 'turn-finished', tabId: 'x', answers: 'u1' };
     expect(parseTabMessage(noReply)).toEqual(noReply);
     expect(parseTabMessage({ ...finished, answers: 7 })).toBeUndefined();
+    // The owner's order: its message ids, or nothing of it.
+    const ordered = { ...finished, order: ['u1', 'm1'] };
+    expect(parseTabMessage(ordered)).toEqual(ordered);
+    expect(parseTabMessage({ ...finished, order: 'u1,m1' })).toBeUndefined();
+    expect(parseTabMessage({ ...finished, order: ['u1', 2] })).toBeUndefined();
     expect(parseTabMessage({ type: 'turn-stopped', tabId: 'x' })).toEqual({
       type: 'turn-stopped',
       tabId: 'x',
