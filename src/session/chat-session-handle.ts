@@ -266,11 +266,15 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     // One stop at a time: useChat's abort and an explicit stop() in the same tick append one record.
     this.#stopping ??= (async () => {
       try {
-        // The owner's read (in another tab) must not take the stopped turn for a refused one.
-        if (this.#clientInstance?.getState().turnLive === true) this.#life?.announceStop();
-        await this.sessionTransport.stop(this.chatId);
         const client = this.#clientInstance;
-        if (client !== undefined) endLiveTurn(client.store, 'stopped');
+        // A trailing tab reads a turn that the record says ended: nothing is left to stop, and a
+        // stop appended now would reach the next turn. Ended here first, its read only ends.
+        const ended = this.#life?.currentPhase.type === 'trailing';
+        if (ended && client !== undefined) endLiveTurn(client.store);
+        // The owner's read (in another tab) must not take the stopped turn for a refused one.
+        else if (client?.getState().turnLive === true) this.#life?.announceStop();
+        await this.sessionTransport.stop(this.chatId);
+        if (client !== undefined && !ended) endLiveTurn(client.store, 'stopped');
       } finally {
         this.#stopping = undefined;
       }

@@ -3,7 +3,14 @@ import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { SessionChatTransport } from '../transport/session-chat-transport.js';
 import { chunksRebuilding, prefixedStream, withShownContinuation } from './rebuild-message.js';
-import { type AbortWatch, type PacingClock, parkedStream, relay, watchAbort } from './relay-stream.js';
+import {
+  type AbortWatch,
+  type PacingClock,
+  parkedStream,
+  relay,
+  stopBeforeStream,
+  watchAbort,
+} from './relay-stream.js';
 import type { ActivityTracker } from './request-activity.js';
 
 type SendOptions<M extends UIMessage> = Parameters<ChatTransport<M>['sendMessages']>[0];
@@ -182,11 +189,10 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       // switched its chat and a render on the shown chat came first). It hears nothing, as a chat
       // that was left: an error would reach the app's `onError` from a chat switch.
       for (const open of this.#openWatches) if (open !== watch) open.superseded = true;
-      const stream = await this.#inner.reconnectToStream({
-        ...options,
-        abortSignal: undefined,
-        resendPending: !following,
-      });
+      const streamed = stopBeforeStream(options.abortSignal, watch, this.#gate);
+      const stream = await this.#inner
+        .reconnectToStream({ ...options, abortSignal: undefined, resendPending: !following })
+        .finally(streamed);
       if (stream === null) {
         update('none');
         return null;

@@ -32,6 +32,29 @@ export function watchAbort(signal: AbortSignal | undefined, gate: TurnGate): Abo
   return watch;
 }
 
+/**
+ * The user's stop of a resume whose stream has not reached the chat yet (the read waits for its
+ * first answer, up to the connect timeout): no relay hears it, so the turn is stopped now, as the
+ * relay would (not for a cleanup in the same tick or a newer resume). Returns the listener's end.
+ */
+export function stopBeforeStream(
+  signal: AbortSignal | undefined,
+  watch: AbortWatch,
+  gate: TurnGate,
+): () => void {
+  let pending = true;
+  listenForAbort(signal, () => {
+    const seen = watch.seen;
+    nextMacrotask(() => {
+      if (!pending || seen?.attached !== true || gate.detaches() !== seen.detaches || gate.released()) return;
+      if (!watch.superseded) void gate.stop();
+    });
+  });
+  return () => {
+    pending = false;
+  };
+}
+
 /** The clock the pacing reads (the session's `environment`, so tests inject it). */
 export type PacingClock = Pick<ClientEnvironment, 'now' | 'setTimeout' | 'clearTimeout'>;
 

@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import { noteTabState } from '../client/inspection.js';
-import { foundLiveTurn } from '../client/live-turn.js';
+import { endLiveTurn, foundLiveTurn } from '../client/live-turn.js';
 import { type PersistedChatRecord, parsePersistedRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
 // Framework-free, kept in react/ while the turn-ledger work changes it (CONTRIBUTING.md, imports).
@@ -55,6 +55,8 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
  *   turn ends there: turns announced meanwhile are kept (with the record as it was then) and
  *   followed in order once the read is over, and the record another tab writes meanwhile is merged then.
  *   A send of this tab itself takes the lock and waits (briefly) for that read to end first.
+ *   A read that is over before the turn's end (it failed for good, or was stopped) ends the turn
+ *   here as the record says it ended (`ended`).
  * - `releasing`: nothing of the turn is left on this page; the record is being written, and the
  *   lock goes once it is (a tab that takes the lock next reads it to tell an ended turn from an
  *   owner that went away mid-turn), unless something took the turn up again meanwhile.
@@ -172,6 +174,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * has): followed one after another once that read ends (see `trailing`).
    */
   readonly #keptTurns: { message: UI_MESSAGE | undefined; record: PersistedChatRecord | undefined }[] = [];
+  /** Live turns that ended on this page so far: a stream that saw none end was cut off before its turn's end. */
+  #turnsEnded = 0;
   /** Sends of this tab waiting for its read of another tab's ended turn to end (see `acquire`). */
   readonly #readWaiters: (() => void)[] = [];
 
@@ -202,6 +206,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.#cleanups.push(
       client.store.subscribe((next, previous) => {
         if (next.turnLive || !previous.turnLive) return;
+        this.#turnsEnded += 1;
         // A trailing read ended, or a kept turn followed after it: the next kept turn is due.
         const trailed = this.#phase.type === 'trailing' || this.#keptTurns.length > 0;
         this.#move({ type: 'ended' });
@@ -332,14 +337,32 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
 
   streamOpened(): () => void {
     this.#openStreams += 1;
+    const ended = this.#turnsEnded;
     let closed = false;
     return () => {
       if (closed) return;
       closed = true;
       this.#openStreams -= 1;
       this.#noteReadOver();
+      if (this.#turnsEnded === ended) this.#noteTrailCut();
       this.settle();
     };
+  }
+
+  /**
+   * A stream closed before its turn ended here: when it was a trailing read and no other read is
+   * open or asked for, it failed for good (or was stopped). The record says that turn ended (it
+   * is why this tab trails), so this tab takes its word: the turn ends here as at its last record
+   * (`ended`), and the turns kept meanwhile and the record are taken up. Otherwise the tab would
+   * trail, keep them unshown and ignore the record until the chat is shown again. Checked a
+   * microtask later: a resume that supersedes the read starts first.
+   */
+  #noteTrailCut(): void {
+    void Promise.resolve().then(() => {
+      const { client } = this.#options;
+      if (this.#phase.type !== 'trailing' || this.#openStreams + this.#pendingResumes > 0) return;
+      if (client.getState().turnLive) endLiveTurn(client.store);
+    });
   }
 
   /** A resume was asked for; the returned function is called once its request is over. */

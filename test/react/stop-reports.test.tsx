@@ -6,6 +6,7 @@
 import { waitFor as waitForDom } from '@testing-library/react';
 import type { UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PersistedChatRecord } from '../../src/client/persistence.js';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { createTransport, TestChat } from '../transport/support/dev-server-fixture.js';
 import { chatOptions, mountChat, nextChatId, nodeFetch, startEchoServer } from './support/harness.js';
@@ -131,4 +132,51 @@ describe('issue 21 item 8: every stop path reports isAbort to the AI SDK', () =>
       transport.close();
     });
   }
+});
+
+// The moment a reloaded page resumes the live turn and its read has not been answered yet (a slow
+// or half-open connection: the connect timeout is 20 s). useChat's stop then had no stream to
+// abort: nothing was stopped until the connection answered.
+describe('stop while a resume’s read is not answered yet', () => {
+  it('useChat + useChatSession, chat.stop(): the agent is stopped now, ready, no error', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = nextChatId('plain-stop-resuming');
+    const recorder = appendRecorder();
+    const options = (fetch: typeof globalThis.fetch) =>
+      sessionOptions(server, chatId, records, { clientData: { delayMs: 20, repeat: 400 }, fetch });
+    const first = mountPlainChat({ session: options(nodeFetch), chat: {} });
+    void first.chat.sendMessage({ text: TEXT });
+    await waitForDom(() => expect(started(first.chat.messages as UIMessage[])).toBe(true), {
+      timeout: 5_000,
+    });
+    await first.session.sessionTransport.getClient(chatId).flushPersistence();
+    first.unmount();
+    expect(records.get(chatId)).toMatchObject({ turnLive: true });
+    server.faults.hangOutConnections(1);
+    const errors: unknown[] = [];
+    const finishes: Finish[] = [];
+    const page = mountPlainChat({
+      session: options(recorder.fetch),
+      chat: {
+        resume: true,
+        onFinish: ({ isAbort, isError }) => finishes.push({ isAbort, isError }),
+        onError: (error) => errors.push(error),
+      },
+    });
+    // useChat's status stays `ready` until its resume returns a stream; the session says `resuming`.
+    await waitForDom(() => expect(page.session.status.type).toBe('resuming'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(page.session.state.turnLive).toBe(true);
+    void page.chat.stop();
+    await waitForDom(() => expect(stopAppended(recorder.requests)).toHaveLength(1), { timeout: 3_000 });
+    await waitForDom(() => expect(page.chat.status).toBe('ready'));
+    await waitForDom(() => expect(page.session.state.turnLive).toBe(false));
+    await waitForDom(() => expect(page.session.status.type).toBe('ready'));
+    expect(page.chat.error).toBeUndefined();
+    expect(errors).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(stopAppended(recorder.requests)).toHaveLength(1);
+    server.faults.reset();
+    page.unmount();
+  });
 });

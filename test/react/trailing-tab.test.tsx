@@ -129,6 +129,80 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       tab2.unmount();
     });
 
+    // Tab 2's read of the ended turn is refused for good (its fresh token refused too): the read
+    // is over though the turn never ended on this page. It must stop trailing then (it stayed
+    // `following`, kept the owner's next turns unshown and ignored the record the owner wrote,
+    // until the chat was shown again), and show what came after.
+    it('stops trailing when its read is refused for good, and shows the owner’s next turn', async () => {
+      const { tabs } = coordination();
+      const { app, tab1, tab2, letStart } = await trailingAfterFirstTurn(open, tabs, 'trailing-cut');
+      server.faults.failOutConnections(2, 403);
+      letStart();
+      await waitForDom(() => expect(app.errors.map(({ tab }) => tab)).toEqual(['tab2']), { timeout: 5_000 });
+      await waitForDom(() => expect(tab2.tab()).toMatchObject({ owner: false, following: false }), {
+        timeout: 5_000,
+      });
+      tab1.send('second');
+      await waitForDom(
+        () => expect(tab1.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
+        {
+          timeout: 5_000,
+        },
+      );
+      await waitForDom(
+        () => expect(tab2.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
+        {
+          timeout: 5_000,
+        },
+      );
+      await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
+      await pause(200);
+      expect(tab2.transcript()).toEqual(tab1.transcript());
+      expect(app.errors.map(({ tab }) => tab)).toEqual(['tab2']);
+      expect(appendKinds(app.recorder.requests)).toEqual(['message', 'message']);
+      expect(app.saves).toEqual(['tab1', 'tab1']);
+      tab1.unmount();
+      tab2.unmount();
+    });
+
+    // Tab 2's user presses Stop on the ended turn it still reads: nothing is left to stop (a stop
+    // appended now would reach the next turn: useDurableChat appended one), and the tab stops
+    // trailing.
+    it('stops trailing when its user stops the read, and shows the owner’s next turn', async () => {
+      const { tabs } = coordination();
+      const { app, tab1, tab2, letStart } = await trailingAfterFirstTurn(open, tabs, 'trailing-user-stop');
+      // Its read is open (unanswered) when the user stops.
+      server.faults.hangOutConnections(1);
+      letStart();
+      await pause(300);
+      expect(tab2.tab()).toMatchObject({ owner: false, following: true });
+      tab2.stop();
+      await waitForDom(() => expect(tab2.tab()).toMatchObject({ owner: false, following: false }), {
+        timeout: 5_000,
+      });
+      tab1.send('second');
+      await waitForDom(
+        () => expect(tab1.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
+        {
+          timeout: 5_000,
+        },
+      );
+      await waitForDom(
+        () => expect(tab2.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
+        {
+          timeout: 5_000,
+        },
+      );
+      await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
+      await pause(200);
+      expect(tab2.transcript()).toEqual(tab1.transcript());
+      expect(app.errors).toEqual([]);
+      expect(appendKinds(app.recorder.requests)).toEqual(['message', 'message']);
+      expect(app.saves).toEqual(['tab1', 'tab1']);
+      tab1.unmount();
+      tab2.unmount();
+    });
+
     // The owner stops its next turn mid-reply while tab 2 still trails: tab 2 follows that kept
     // turn later, and must end with the reply as the owner ended it (the owner told the other
     // tabs), not with what the agent wrote after the stop.
