@@ -9,6 +9,7 @@ import {
   waitFor,
 } from './support/dev-server-fixture.js';
 import { echoReply, MATRIX_TEXT, Page, pauseTurn, startMomentsServer } from './support/moments.js';
+import { type VirtualClock, virtualClock } from './support/virtual-clock.js';
 
 /**
  * Another tab stops the turn while this page's own message is still unanswered
@@ -28,20 +29,23 @@ afterAll(async () => {
  * A send whose append is stored and its answer held on the way back (`page.release()` lets it
  * in), its turn paused before the first chunk.
  */
-async function unansweredSend(name: string) {
+async function unansweredSend(name: string, options: { clock?: VirtualClock; beforeChunk?: number } = {}) {
+  const { clock, beforeChunk = 0 } = options;
   const chatId = uniqueChatId(name);
-  const pause = pauseTurn(chatId, MATRIX_TEXT, 0);
+  const pause = pauseTurn(chatId, MATRIX_TEXT, beforeChunk);
   const page = new Page((input, init) => fetch(input, init));
   const { transport, events } = createTransport(server, {
     persistence: memoryPersistence(),
     retry: undefined,
     fetch: page.fetch,
+    environment: { warn: () => {}, ...clock?.environment },
   });
-  const chat = new TestChat({ id: chatId, transport });
+  const errors: unknown[] = [];
+  const chat = new TestChat({ id: chatId, transport, onError: (error) => errors.push(error) });
   page.holdAppendResponse(MATRIX_TEXT);
   const sending = chat.sendMessage({ text: MATRIX_TEXT });
   await waitFor(() => pause.reached && page.holding === 1, 5_000, 'the stored, unanswered append');
-  return { chatId, pause, page, transport, events, chat, sending };
+  return { chatId, pause, page, transport, events, errors, chat, sending };
 }
 
 describe('noteRemoteStop: this page’s own stop behind its unanswered message', () => {
@@ -82,6 +86,42 @@ describe('noteRemoteStop: this page’s own stop behind its unanswered message',
     expect(events.filter((event) => event.type === 'error')).toEqual([]);
     expect(server.inspect(chatId)?.in.nextSeq).toBe(2); // the message, then one stop
     expect(transcript(chat.messages)).toEqual([`user: ${MATRIX_TEXT}`]);
+    transport.close();
+  });
+
+  it('failing with 5xx until the default retry policy gives up: one non-fatal error event; the turn goes on and ends whole', async () => {
+    // The default backoff (6 attempts, about 2-4 s in all) runs on a clock the test pushes.
+    const clock = virtualClock();
+    const { chatId, pause, page, transport, events, errors, chat, sending } = await unansweredSend(
+      'remote-stop-5xx',
+      { clock },
+    );
+    const appendsBefore = page.appendsSent;
+    server.faults.failAppends(10, 503); // more than the 6 attempts of the default policy
+    transport.noteRemoteStop(chatId);
+    page.release();
+    await clock.advanceUntil(() => events.some((event) => event.type === 'error'), 30_000, {
+      stepMs: 250,
+      realMsPerStep: 5,
+    });
+    const reported = events.filter((event) => event.type === 'error');
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ type: 'error', chatId, fatal: false });
+    expect(reported[0]?.type === 'error' && reported[0].error).toMatchObject({
+      code: 'SERVER_ERROR',
+      status: 503,
+    });
+    expect(page.appendsSent - appendsBefore).toBe(6); // every attempt of the default policy
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(1); // the message only: nothing of the stop
+    server.faults.reset();
+    pause.release();
+    await sending;
+    await waitFor(() => chat.status === 'ready', 5_000, 'the turn to end');
+    expect(chat.error).toBeUndefined();
+    expect(errors).toEqual([]);
+    expect(events.filter((event) => event.type === 'error')).toHaveLength(1); // no TURN_REJECTED after it
+    expect(transcript(chat.messages)).toEqual([`user: ${MATRIX_TEXT}`, echoReply(MATRIX_TEXT)]);
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(1);
     transport.close();
   });
 });
