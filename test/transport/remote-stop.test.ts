@@ -8,14 +8,22 @@ import {
   uniqueChatId,
   waitFor,
 } from './support/dev-server-fixture.js';
-import { echoReply, MATRIX_TEXT, Page, pauseTurn, startMomentsServer } from './support/moments.js';
+import {
+  echoReply,
+  MATRIX_TEXT,
+  MID_REPLY_CHUNK,
+  Page,
+  pauseTurn,
+  startMomentsServer,
+} from './support/moments.js';
 import { type VirtualClock, virtualClock } from './support/virtual-clock.js';
 
 /**
  * Another tab stops the turn while this page's own message is still unanswered
  * (`noteRemoteStop`): this page appends a stop behind its message too, since appends of two tabs
  * are not ordered. That append failing is reported, not thrown, and loses nothing; retried, it is
- * stored once. Default options (retry policy included).
+ * stored once; refused because the session closed, the close is reported once (by the turn it
+ * ends). Default options (retry policy included; its backoff on an injected clock).
  */
 let server: DevServer;
 beforeAll(async () => {
@@ -122,6 +130,55 @@ describe('noteRemoteStop: this page’s own stop behind its unanswered message',
     expect(events.filter((event) => event.type === 'error')).toHaveLength(1); // no TURN_REJECTED after it
     expect(transcript(chat.messages)).toEqual([`user: ${MATRIX_TEXT}`, echoReply(MATRIX_TEXT)]);
     expect(server.inspect(chatId)?.in.nextSeq).toBe(1);
+    transport.close();
+  });
+
+  it('the session closed (409): SESSION_CLOSED reported once, never thrown; the chat ends closed with what the server has', async () => {
+    const { chatId, page, transport, events, errors, chat, sending } = await unansweredSend(
+      'remote-stop-closed',
+      { beforeChunk: MID_REPLY_CHUNK },
+    );
+    // What the agent wrote before the pause (start, start-step, text-start, three 8-character deltas).
+    const partialReply = echoReply(MATRIX_TEXT).slice(0, 'assistant: '.length + 3 * 8);
+    await waitFor(() => transcript(chat.messages)[1] === partialReply, 5_000, 'the reply so far');
+    const sessionId = transport.getState(chatId).sessionId ?? '';
+    const closed = await fetch(`${server.url}/api/v1/sessions/${sessionId}/close`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'closed by the app' }),
+    });
+    expect(closed.ok).toBe(true);
+    const appendsBefore = page.appendsSent;
+    expect(() => transport.noteRemoteStop(chatId)).not.toThrow();
+    page.release();
+    await sending; // the AI SDK's sendMessage resolves: the failure is the chat's error, not thrown
+    await waitFor(
+      () => chat.status === 'ready' || chat.status === 'error',
+      5_000,
+      () => `the chat to settle (status ${chat.status})`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a late second report would land here
+    expect(page.appendsSent - appendsBefore).toBe(1); // the stop, refused for good: never retried
+    expect(chat.status).toBe('error');
+    expect(chat.error).toMatchObject({ code: 'SESSION_CLOSED', closedReason: 'closed by the app' });
+    expect(errors.map((error) => (error as { code?: unknown }).code)).toEqual(['SESSION_CLOSED']);
+    const reported = events.filter((event) => event.type === 'error');
+    expect(reported).toHaveLength(1); // the turn's: it ended with the close
+    expect(reported[0]).toMatchObject({ type: 'error', chatId, fatal: true });
+    expect(reported[0]?.type === 'error' && reported[0].error.code).toBe('SESSION_CLOSED');
+    expect(events.filter((event) => event.type === 'session-closed')).toEqual([
+      { type: 'session-closed', chatId, reason: 'closed by the app' },
+    ]);
+    expect(transport.getState(chatId)).toMatchObject({
+      closed: true,
+      closedReason: 'closed by the app',
+      turnLive: false,
+      status: { type: 'closed' },
+    });
+    // Nothing the server has is lost: the message and the reply as far as the agent wrote it.
+    expect(transcript(chat.messages)).toEqual([`user: ${MATRIX_TEXT}`, partialReply]);
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(1); // the message; no stop
+    expect(await transport.reconnectToStream({ chatId })).toBeNull(); // nothing left to resume
     transport.close();
   });
 });
