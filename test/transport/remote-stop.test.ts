@@ -37,11 +37,14 @@ afterAll(async () => {
  * A send whose append is stored and its answer held on the way back (`page.release()` lets it
  * in), its turn paused before the first chunk.
  */
-async function unansweredSend(name: string, options: { clock?: VirtualClock; beforeChunk?: number } = {}) {
-  const { clock, beforeChunk = 0 } = options;
+async function unansweredSend(
+  name: string,
+  options: { clock?: VirtualClock; beforeChunk?: number; network?: typeof fetch } = {},
+) {
+  const { clock, beforeChunk = 0, network = fetch } = options;
   const chatId = uniqueChatId(name);
   const pause = pauseTurn(chatId, MATRIX_TEXT, beforeChunk);
-  const page = new Page((input, init) => fetch(input, init));
+  const page = new Page((input, init) => network(input, init));
   const { transport, events } = createTransport(server, {
     persistence: memoryPersistence(),
     retry: undefined,
@@ -179,6 +182,59 @@ describe('noteRemoteStop: this page’s own stop behind its unanswered message',
     expect(transcript(chat.messages)).toEqual([`user: ${MATRIX_TEXT}`, partialReply]);
     expect(server.inspect(chatId)?.in.nextSeq).toBe(1); // the message; no stop
     expect(await transport.reconnectToStream({ chatId })).toBeNull(); // nothing left to resume
+    transport.close();
+  });
+
+  it('the session closed (409) after the turn ended whole: the stop reports SESSION_CLOSED itself, once, non-fatal', async () => {
+    // The stop waits on the way out until the turn has ended and the session closed.
+    let letStopOut = () => {};
+    const stopHeld = new Promise<void>((resolve) => {
+      letStopOut = resolve;
+    });
+    let stopsHeld = 0;
+    const network: typeof fetch = async (input, init) => {
+      if (typeof init?.body === 'string' && init.body.includes('"kind":"stop"')) {
+        stopsHeld++;
+        await stopHeld;
+      }
+      return fetch(input, init);
+    };
+    const { chatId, pause, page, transport, events, errors, chat, sending } = await unansweredSend(
+      'remote-stop-closed-after',
+      { network },
+    );
+    transport.noteRemoteStop(chatId);
+    page.release(); // appends of a chat go out in order: the stop follows the message's answer
+    await waitFor(() => stopsHeld === 1, 5_000, 'the stop on its way');
+    pause.release();
+    await sending;
+    await waitFor(() => chat.status === 'ready', 5_000, 'the turn to end');
+    const sessionId = transport.getState(chatId).sessionId ?? '';
+    const closed = await fetch(`${server.url}/api/v1/sessions/${sessionId}/close`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'closed by the app' }),
+    });
+    expect(closed.ok).toBe(true);
+    letStopOut();
+    await waitFor(() => events.some((event) => event.type === 'error'), 5_000, 'the refused stop reported');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a late second report would land here
+    const reported = events.filter((event) => event.type === 'error');
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ type: 'error', chatId, fatal: false });
+    expect(reported[0]?.type === 'error' && reported[0].error.code).toBe('SESSION_CLOSED');
+    expect(events.filter((event) => event.type === 'session-closed')).toHaveLength(1);
+    // The turn was over: the chat keeps it whole, with no error of its own.
+    expect(chat.status).toBe('ready');
+    expect(chat.error).toBeUndefined();
+    expect(errors).toEqual([]);
+    expect(transcript(chat.messages)).toEqual([`user: ${MATRIX_TEXT}`, echoReply(MATRIX_TEXT)]);
+    expect(transport.getState(chatId)).toMatchObject({
+      closed: true,
+      turnLive: false,
+      status: { type: 'closed' },
+    });
+    expect(server.inspect(chatId)?.in.nextSeq).toBe(1); // the message; no stop
     transport.close();
   });
 });
