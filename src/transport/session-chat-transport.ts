@@ -799,6 +799,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   #sendStop(entry: ChatEntry): void {
     const { client } = entry;
     this.#appendStop(entry).catch((error: unknown) => {
+      // A closed session (409) ends the turn this page still reads (`markClosed` aborted its
+      // reader with this same error), and that turn reports it: the stop adds no second report.
+      if (isSessionClosed(error) && endsWithClose(entry.active)) return;
       if (isDurableChatError(error))
         client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
       else client.environment.warn(`could not append stop for chat ${client.chatId}: ${String(error)}`);
@@ -863,6 +866,20 @@ function settleEntry(ledger: TurnLedger, entry: TurnEntry, turn: TurnStream, out
 function laterCursor(a: number | undefined, b: number | undefined): number | undefined {
   if (a === undefined) return b;
   return b === undefined ? a : Math.max(a, b);
+}
+
+function isSessionClosed(error: unknown): boolean {
+  return isDurableChatError(error) && error.code === 'SESSION_CLOSED';
+}
+
+/**
+ * Whether `turn` ends (or ended) with the chat's close: still reading when the session was
+ * marked closed (its reader aborted with the close's error, the stream fails with it), or
+ * already failed with it.
+ */
+function endsWithClose(turn: TurnStream | undefined): boolean {
+  if (turn === undefined) return false;
+  return !turn.finished || (turn.outcome === 'failed' && isSessionClosed(turn.error));
 }
 
 /** An append the server refused outright (a 4xx other than 408 and 429): it was never stored. */
