@@ -5,6 +5,7 @@ import { foundLiveTurn } from '../client/live-turn.js';
 import { ValidationError } from '../errors/validation-error.js';
 import type { ChatSessionHandle } from '../session/chat-session-handle.js';
 import type { RemoteFinal, RemoteTurn } from '../session/chat-session-options.js';
+import { withRemoteFinal } from '../session/remote-final.js';
 import type { SessionCallOptions } from '../transport/session-chat-transport.js';
 
 /** `Chat`'s options, taken from `@ai-sdk/react` itself (it may bundle its own copy of `ai`). */
@@ -251,7 +252,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   #applyRemoteFinal(): void {
     const final = this.#remoteFinal;
     if (final === undefined || isBusy(this.chat as never) || this.#resuming) return;
-    const messages = this.#handle.withRemoteFinal(this.chat.messages, final);
+    const messages = withRemoteFinal(this.#handle, this.chat.messages, final);
     if (messages === undefined) return; // that turn is not shown here yet: kept until it is
     this.#remoteFinal = undefined;
     if (messages !== this.chat.messages) this.chat.messages = messages;

@@ -1,6 +1,7 @@
 import type { ChatStatus, UIMessage } from 'ai';
 import type { ChatSessionHandle } from './chat-session-handle.js';
 import type { RemoteFinal, RemoteTurn } from './chat-session-options.js';
+import { withRemoteFinal } from './remote-final.js';
 
 /** A change of the chat's messages, applied to the messages the chat has when it runs. */
 export type MessagesUpdate<UI_MESSAGE extends UIMessage> = (messages: UI_MESSAGE[]) => UI_MESSAGE[];
@@ -177,9 +178,9 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     const final = this.#remoteFinal;
     if (final === undefined || this.#resuming || isBusy(current.status)) return;
     // Not shown here yet (this tab's read of that turn is still to come): kept until it is.
-    if (this.#handle.withRemoteFinal(current.messages, final) === undefined) return;
+    if (withRemoteFinal(this.#handle, current.messages, final) === undefined) return;
     this.#remoteFinal = undefined;
-    this.#update((messages) => this.#handle.withRemoteFinal(messages, final) ?? messages);
+    this.#update((messages) => withRemoteFinal(this.#handle, messages, final) ?? messages);
   }
 
   /** Changes the chat's messages as they are when the change runs (see `FollowableChat.setMessages`). */

@@ -22,9 +22,8 @@ function fakeHandle(refused: string) {
     withoutRefused: (messages: UIMessage[]) => messages.filter((candidate) => candidate.id !== refused),
     hasRefusedMessage: () => true,
     needsServerOrder: () => false,
-    // The handle's rule for a final reply this tab shows a copy of: replaced by id.
-    withRemoteFinal: (messages: UIMessage[], { message }: { message: UIMessage }) =>
-      messages.map((existing) => (existing.id === message.id ? message : existing)),
+    // No turn found live at load: `withRemoteFinal` replaces the copy this tab shows by id.
+    foundTurnMessage: undefined,
     activity: { clearError: () => {} },
     client: { environment: { warn: () => {} } },
     announceFinished: () => {},
