@@ -85,12 +85,15 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   followedRequests = 0;
   /** Counts the resumes found to follow another tab's turn (a request that saw one is not this tab's). */
   followedResumes = 0;
-  /** The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; see `takeRefused`). */
-  #refusedMessageId: string | undefined;
+  /**
+   * The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; taken out
+   * by `withoutRefused`, src/session/follow-messages.ts).
+   */
+  refusedMessageId: string | undefined;
   /** This tab's own send of a user message, from its start (waiting for the lock) to its turn's end. */
-  #ownSendMessageId: string | undefined;
+  ownSendMessageId: string | undefined;
   /** The reply of the last turn of another tab a resume showed (see `inServerOrder`). */
-  #followedReplyId: string | undefined;
+  followedReplyId: string | undefined;
   /** Set by `useDurableChat` / `useFollowTurns`: how another tab's turn ended on its screen. */
   remoteFinishHandler: ((final: RemoteFinal<UI_MESSAGE>) => void) | undefined;
   /**
@@ -117,7 +120,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly #persistenceOption: ChatSessionOptions['persistence'];
   #warnedAboutAdapter = false;
   /** What tells this chat's session apart (`sessionIdentity`): the key of `turnsLeftMidway`. */
-  readonly #identity: string;
+  readonly identity: string;
   /** This handle's last cleanup noted its live turn in `turnsLeftMidway`. */
   #markedLeaving = false;
 
@@ -143,7 +146,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     };
     this.subscribeActivityForRender = batch.batched(this.activity.subscribe);
     this.#persistenceOption = initial.persistence;
-    this.#identity = sessionIdentity(initial);
+    this.identity = sessionIdentity(initial);
     const resolved = resolvePersistence(initial.persistence ?? 'local', initial.storagePrefix, initial.scope);
     // The transcript's cursor seeds the chat's first load only (the one it mounts with).
     this.persistence =
@@ -233,7 +236,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       clearTimeout(this.#disposeTimer);
       this.#disposeTimer = undefined;
       // StrictMode's cleanup and setup back to back: the page never left.
-      if (this.#markedLeaving) turnsLeftMidway.delete(this.#identity);
+      if (this.#markedLeaving) turnsLeftMidway.delete(this.identity);
       this.#markedLeaving = false;
     } else if (this.#life === undefined) this.#start();
     let detached = false;
@@ -358,55 +361,6 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
-   * `messages` without the message of a send refused with `TURN_IN_OTHER_TAB` (another tab won
-   * the turn: it was never sent, so the transcript must not show it as sent); the same array
-   * when there is none.
-   */
-  withoutRefused<M extends UIMessage>(messages: M[]): M[] {
-    const refused = this.#refusedMessageId;
-    if (refused === undefined) return messages;
-    this.#refusedMessageId = undefined;
-    const kept = messages.filter((message) => message.id !== refused);
-    return kept.length === messages.length ? messages : kept;
-  }
-
-  /**
-   * `messages` in the order the server saw the turns, called when a followed turn's request
-   * ended: a send of this tab that waited for the lock while another tab's turn ended went out
-   * after that turn, but the chat had it already, so the followed reply landed after it. That
-   * message moves to right after the followed reply. The same array when nothing moves.
-   */
-  /**
-   * True when a send of this tab waited for the turn a resume just showed (`inServerOrder` has
-   * something to move); otherwise that turn's reply is forgotten here. Asked first, so that the
-   * chat is not written (and rendered again) for nothing.
-   */
-  needsServerOrder(): boolean {
-    if (this.#ownSendMessageId !== undefined && this.#followedReplyId !== undefined) return true;
-    this.#followedReplyId = undefined;
-    return false;
-  }
-
-  /** A send refused with `TURN_IN_OTHER_TAB` still has its message to take out (see `withoutRefused`). */
-  hasRefusedMessage(): boolean {
-    return this.#refusedMessageId !== undefined;
-  }
-
-  inServerOrder<M extends UIMessage>(messages: M[]): M[] {
-    if (!this.needsServerOrder()) return messages;
-    const own = this.#ownSendMessageId as string;
-    const reply = this.#followedReplyId as string;
-    this.#followedReplyId = undefined;
-    const ownIndex = messages.findIndex((message) => message.id === own);
-    const replyIndex = messages.findIndex((message) => message.id === reply);
-    if (ownIndex === -1 || replyIndex < ownIndex) return messages;
-    const ordered = [...messages];
-    const [moved] = ordered.splice(ownIndex, 1);
-    if (moved !== undefined) ordered.splice(replyIndex, 0, moved);
-    return ordered;
-  }
-
-  /**
    * The message the live turn answers (the user's, or the assistant message it continues), from
    * the record; undefined when none is known or it is unusable.
    */
@@ -434,21 +388,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     await this.#life?.whenOwnerKnown();
   }
 
-  /**
-   * True (once) when the chat's live turn, just loaded, is the one this page left midway
-   * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
-   */
-  takeBackLeftTurn(): boolean {
-    if (!turnsLeftMidway.has(this.#identity)) return false;
-    const leftAt = turnsLeftMidway.get(this.#identity);
-    turnsLeftMidway.delete(this.#identity);
-    const { turnLive, closed, turnStartCursor } = this.getState();
-    if (!turnLive || closed) return false;
-    // A turn another tab started after this page left begins past the cursor it had read.
-    return turnStartCursor === undefined || (leftAt !== undefined && turnStartCursor <= leftAt);
-  }
-
-  /** The message of the live turn found at load, for `withRemoteFinal` (src/session/remote-final.ts). */
+  /** The message of the live turn found at load, for `withRemoteFinal` (src/session/follow-messages.ts). */
   get foundTurnMessage(): UI_MESSAGE | undefined {
     return this.#foundTurnMessage;
   }
@@ -459,7 +399,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     const drove = this.#tabState.mode === 'none' || this.#tabState.owner || this.#inFlight > 0;
     // A send still on its way makes the turn live in a moment: it is this page's too.
     if (state === undefined || state.closed || !(state.turnLive || this.#inFlight > 0) || !drove) return;
-    turnsLeftMidway.set(this.#identity, state.lastEventId);
+    turnsLeftMidway.set(this.identity, state.lastEventId);
     this.#markedLeaving = true;
   }
 
@@ -509,13 +449,13 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         this.#inFlight += 1;
       },
       refused: (messageId) => {
-        this.#refusedMessageId = messageId;
+        this.refusedMessageId = messageId;
       },
       ownSend: (messageId) => {
-        this.#ownSendMessageId = messageId;
+        this.ownSendMessageId = messageId;
       },
       followedReply: (messageId) => {
-        this.#followedReplyId = messageId;
+        this.followedReplyId = messageId;
       },
       leave: () => {
         this.#inFlight -= 1;
@@ -583,4 +523,24 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #notify(): void {
     for (const listener of [...this.#changeListeners]) listener();
   }
+}
+
+/**
+ * True (once) when the chat's live turn, just loaded, is the one this page left midway
+ * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
+ * (`useDurableChat` asks; outside the class, so that an app bundling `useChatSession` alone
+ * does not carry it.)
+ */
+export function takeBackLeftTurn(handle: {
+  readonly identity: string;
+  getState(): ChatSessionState;
+}): boolean {
+  const { identity } = handle;
+  if (!turnsLeftMidway.has(identity)) return false;
+  const leftAt = turnsLeftMidway.get(identity);
+  turnsLeftMidway.delete(identity);
+  const { turnLive, closed, turnStartCursor } = handle.getState();
+  if (!turnLive || closed) return false;
+  // A turn another tab started after this page left begins past the cursor it had read.
+  return turnStartCursor === undefined || (leftAt !== undefined && turnStartCursor <= leftAt);
 }

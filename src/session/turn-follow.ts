@@ -1,7 +1,7 @@
 import type { ChatStatus, UIMessage } from 'ai';
 import type { ChatSessionHandle } from './chat-session-handle.js';
 import type { RemoteFinal, RemoteTurn } from './chat-session-options.js';
-import { withRemoteFinal } from './remote-final.js';
+import { inServerOrder, needsServerOrder, withoutRefused, withRemoteFinal } from './follow-messages.js';
 
 /** A change of the chat's messages, applied to the messages the chat has when it runs. */
 export type MessagesUpdate<UI_MESSAGE extends UIMessage> = (messages: UI_MESSAGE[]) => UI_MESSAGE[];
@@ -134,10 +134,10 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     const { message } = turn;
     // Written only when there is something to change: every write renders the chat again.
     const adds = message !== undefined && !current.messages.some((existing) => existing.id === message.id);
-    if (adds || handle.hasRefusedMessage())
+    if (adds || handle.refusedMessageId !== undefined)
       this.#update((shown) => {
         // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
-        const messages = handle.withoutRefused(shown);
+        const messages = withoutRefused(handle, shown);
         return message === undefined || messages.some((existing) => existing.id === message.id)
           ? messages
           : [...messages, message];
@@ -151,7 +151,7 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#resuming = false;
       if (followed) handle.followedRequests -= 1;
       // A send of this tab that waited for this turn to end goes after it, as the server has it.
-      if (handle.needsServerOrder()) this.#update((messages) => handle.inServerOrder(messages));
+      if (needsServerOrder(handle)) this.#update((messages) => inServerOrder(handle, messages));
       this.#whenIdle();
     };
     current.resumeStream().then(done, (error: unknown) => {
@@ -168,7 +168,8 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#show(this.#pendingTurn);
       return;
     }
-    if (this.#handle.hasRefusedMessage()) this.#update((messages) => this.#handle.withoutRefused(messages));
+    if (this.#handle.refusedMessageId !== undefined)
+      this.#update((messages) => withoutRefused(this.#handle, messages));
     this.#applyRemoteFinal();
   }
 

@@ -2,7 +2,7 @@ import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
 import { ChatSessionHandle } from '../../src/session/chat-session-handle.js';
-import { withRemoteFinal } from '../../src/session/remote-final.js';
+import { withRemoteFinal } from '../../src/session/follow-messages.js';
 
 // A page that loads while a turn is live shows that turn whatever happens next: its message at
 // once, and its reply even when the resume reaches the chat only after the turn ended (the owner's

@@ -19,9 +19,9 @@ function fakeHandle(refused: string) {
     followedRequests: 0,
     followedResumes: 0,
     getTabState: () => ({ mode: 'locks', owner: false, following: true }),
-    withoutRefused: (messages: UIMessage[]) => messages.filter((candidate) => candidate.id !== refused),
-    hasRefusedMessage: () => true,
-    needsServerOrder: () => false,
+    refusedMessageId: refused as string | undefined,
+    ownSendMessageId: undefined,
+    followedReplyId: undefined,
     // No turn found live at load: `withRemoteFinal` replaces the copy this tab shows by id.
     foundTurnMessage: undefined,
     activity: { clearError: () => {} },
