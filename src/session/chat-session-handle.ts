@@ -1,7 +1,6 @@
 import type { UIMessage } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
 import { resolveEnvironment } from '../client/environment.js';
-import type { SessionEvent } from '../client/events.js';
 import { withHistoryCursor } from '../client/history-cursor.js';
 import { endLiveTurn } from '../client/live-turn.js';
 import type { SessionClient } from '../client/session-client.js';
@@ -59,7 +58,6 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #clientInstance: SessionClient | undefined;
   readonly #placeholder: ChatSessionState;
   readonly #changeListeners = new Set<() => void>();
-  readonly #eventListeners = new Set<(event: SessionEvent) => void>();
   readonly #tabListeners = new Set<() => void>();
   #attachments = 0;
   /** Effect cleanups so far: an abort followed by one in the same tick was an unmount, not a stop. */
@@ -154,11 +152,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         ? resolved
         : { ...resolved, adapter: withHistoryCursor(resolved.adapter, initial.historyCursor) };
     this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
-      latestTransportOptions(
-        () => this.#options,
-        this.persistence.adapter,
-        (event) => this.#dispatch(event),
-      ),
+      latestTransportOptions(() => this.#options, this.persistence.adapter),
     );
     this.transport = new GuardedTransport(this.sessionTransport, this.#gate());
   }
@@ -200,11 +194,6 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     this.#tabListeners.add(listener);
     return () => this.#tabListeners.delete(listener);
   };
-
-  onEvent(listener: (event: SessionEvent) => void): () => void {
-    this.#eventListeners.add(listener);
-    return () => this.#eventListeners.delete(listener);
-  }
 
   /** A render committed: its options are the ones callbacks and requests read from now on. */
   commitOptions(options: ChatSessionOptions): void {
@@ -514,10 +503,6 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
 
   #warn(message: string): void {
     (this.#clientInstance?.environment.warn ?? this.#options.environment?.warn ?? console.warn)(message);
-  }
-
-  #dispatch(event: SessionEvent): void {
-    for (const listener of [...this.#eventListeners]) listener(event);
   }
 
   #notify(): void {
