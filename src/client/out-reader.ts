@@ -173,16 +173,6 @@ export class OutReader {
     });
   }
 
-  /** Last processed `seq_num`. */
-  get position(): number | undefined {
-    return this.#cursor;
-  }
-
-  /** Where the connection loop is (see `ReadPhase`). */
-  get phase(): ReadPhase['type'] {
-    return this.#state.type;
-  }
-
   async run(): Promise<OutReadEnd> {
     try {
       for (;;) {

@@ -261,10 +261,25 @@ export function memoryPersistence(map: Map<string, PersistedChatRecord> = new Ma
   };
 }
 
-interface StorageLike {
+export interface StorageLike {
   getItem(key: string): string | null;
   setItem(key: string, value: string): void;
   removeItem(key: string): void;
+}
+
+/**
+ * One JSON string per chat under `${prefix}${chatId}` (one `setItem`, so it is atomic) in the
+ * storage `storage()` returns, read per call; nothing is kept while it returns none.
+ */
+export function storagePersistence(
+  prefix: string,
+  storage: () => StorageLike | undefined,
+): SessionPersistence {
+  return {
+    load: (chatId) => storage()?.getItem(prefix + chatId) ?? undefined,
+    save: (chatId, record) => storage()?.setItem(prefix + chatId, JSON.stringify(record)),
+    remove: (chatId) => storage()?.removeItem(prefix + chatId),
+  };
 }
 
 /**
@@ -276,9 +291,8 @@ interface StorageLike {
 export function localStoragePersistence(
   options: { prefix?: string; storage?: StorageLike; warn?: (message: string) => void } = {},
 ): SessionPersistence {
-  const prefix = options.prefix ?? 'durable-chat:';
   let warned = false;
-  const storage = () => {
+  return storagePersistence(options.prefix ?? 'durable-chat:', () => {
     const found = options.storage ?? (globalThis as { localStorage?: StorageLike }).localStorage ?? undefined;
     if (found === undefined && !warned) {
       warned = true;
@@ -289,10 +303,5 @@ export function localStoragePersistence(
       );
     }
     return found;
-  };
-  return {
-    load: (chatId) => storage()?.getItem(prefix + chatId) ?? undefined,
-    save: (chatId, record) => storage()?.setItem(prefix + chatId, JSON.stringify(record)),
-    remove: (chatId) => storage()?.removeItem(prefix + chatId),
-  };
+  });
 }

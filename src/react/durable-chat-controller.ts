@@ -3,8 +3,9 @@ import { generateId, type UIMessage } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
 import { foundLiveTurn } from '../client/live-turn.js';
 import { ValidationError } from '../errors/validation-error.js';
-import type { ChatSessionHandle } from '../session/chat-session-handle.js';
+import { type ChatSessionHandle, takeBackLeftTurn } from '../session/chat-session-handle.js';
 import type { RemoteFinal, RemoteTurn } from '../session/chat-session-options.js';
+import { inServerOrder, withoutRefused, withRemoteFinal } from '../session/follow-messages.js';
 import type { SessionCallOptions } from '../transport/session-chat-transport.js';
 
 /** `Chat`'s options, taken from `@ai-sdk/react` itself (it may bundle its own copy of `ai`). */
@@ -131,7 +132,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
       this.#resuming = false;
       this.#followingTurn = false;
       // A send of this tab that waited for a followed turn to end goes after it, as the server has it.
-      const ordered = this.#handle.inServerOrder(this.chat.messages);
+      const ordered = inServerOrder(this.#handle, this.chat.messages);
       if (ordered !== this.chat.messages) this.chat.messages = ordered;
       this.whenIdle();
     };
@@ -159,7 +160,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     this.#resumedOnMount = true;
     // A turn another tab still owns is shown read-only, not answered; a turn this page made and
     // left midway (unmount, chat switch) is this page's to answer, however the tabs settle.
-    const ownTurn = this.#handle.takeBackLeftTurn();
+    const ownTurn = takeBackLeftTurn(this.#handle);
     if (!ownTurn && this.#handle.getTabState().following) this.#followingTurn = true;
     this.resume();
   }
@@ -222,7 +223,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     this.#pendingTurn = undefined;
     const { message } = turn;
     // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
-    let messages = this.#handle.withoutRefused(this.chat.messages);
+    let messages = withoutRefused(this.#handle, this.chat.messages);
     if (message !== undefined && !messages.some((existing) => existing.id === message.id))
       messages = [...messages, message];
     if (messages !== this.chat.messages) this.chat.messages = messages;
@@ -242,7 +243,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
       this.#follow(pending);
       return;
     }
-    const messages = this.#handle.withoutRefused(this.chat.messages);
+    const messages = withoutRefused(this.#handle, this.chat.messages);
     if (messages !== this.chat.messages) this.chat.messages = messages;
     this.#applyRemoteFinal();
   }
@@ -251,7 +252,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   #applyRemoteFinal(): void {
     const final = this.#remoteFinal;
     if (final === undefined || isBusy(this.chat as never) || this.#resuming) return;
-    const messages = this.#handle.withRemoteFinal(this.chat.messages, final);
+    const messages = withRemoteFinal(this.#handle, this.chat.messages, final);
     if (messages === undefined) return; // that turn is not shown here yet: kept until it is
     this.#remoteFinal = undefined;
     if (messages !== this.chat.messages) this.chat.messages = messages;

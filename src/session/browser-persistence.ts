@@ -1,8 +1,8 @@
 import {
-  localStoragePersistence,
   memoryPersistence,
   type PersistedChatRecord,
   type SessionPersistence,
+  storagePersistence,
 } from '../client/persistence.js';
 import { scopedChatKey, scopedKeyPrefix, scopedPersistence } from '../client/persistence-scope.js';
 
@@ -27,21 +27,10 @@ function webStorage(kind: 'localStorage' | 'sessionStorage'): WebStorage | undef
   }
 }
 
-/** A storage that resolves the real one per call, so module import on the server is safe. */
-function lateStorage(kind: 'localStorage' | 'sessionStorage'): WebStorage {
-  return {
-    getItem: (key) => webStorage(kind)?.getItem(key) ?? null,
-    setItem: (key, value) => webStorage(kind)?.setItem(key, value),
-    removeItem: (key) => webStorage(kind)?.removeItem(key),
-  };
-}
-
 /** One JSON record per chat in `sessionStorage` (per tab; survives reloads of that tab). */
 export function sessionStoragePersistence(options: { prefix?: string } = {}): SessionPersistence {
-  return localStoragePersistence({
-    prefix: options.prefix ?? DEFAULT_STORAGE_PREFIX,
-    storage: lateStorage('sessionStorage'),
-  });
+  // The storage is resolved per call, so module import on the server is safe.
+  return storagePersistence(options.prefix ?? DEFAULT_STORAGE_PREFIX, () => webStorage('sessionStorage'));
 }
 
 // Page-wide, so a chat that unmounts and mounts again (route change) finds its record.
@@ -65,7 +54,7 @@ export function resolvePersistence(
     return { adapter: scoped(sessionStoragePersistence({ prefix })), webStorage: undefined };
   if (option === 'local') {
     return {
-      adapter: scoped(localStoragePersistence({ prefix, storage: lateStorage('localStorage') })),
+      adapter: scoped(storagePersistence(prefix, () => webStorage('localStorage'))),
       webStorage: {
         key: (chatId) => prefix + scopedChatKey(scope, chatId),
         area: () => webStorage('localStorage'),

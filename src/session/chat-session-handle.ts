@@ -1,7 +1,6 @@
 import type { UIMessage } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
 import { resolveEnvironment } from '../client/environment.js';
-import type { SessionEvent } from '../client/events.js';
 import { withHistoryCursor } from '../client/history-cursor.js';
 import { endLiveTurn } from '../client/live-turn.js';
 import type { SessionClient } from '../client/session-client.js';
@@ -59,7 +58,6 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #clientInstance: SessionClient | undefined;
   readonly #placeholder: ChatSessionState;
   readonly #changeListeners = new Set<() => void>();
-  readonly #eventListeners = new Set<(event: SessionEvent) => void>();
   readonly #tabListeners = new Set<() => void>();
   #attachments = 0;
   /** Effect cleanups so far: an abort followed by one in the same tick was an unmount, not a stop. */
@@ -85,12 +83,15 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   followedRequests = 0;
   /** Counts the resumes found to follow another tab's turn (a request that saw one is not this tab's). */
   followedResumes = 0;
-  /** The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; see `takeRefused`). */
-  #refusedMessageId: string | undefined;
+  /**
+   * The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; taken out
+   * by `withoutRefused`, src/session/follow-messages.ts).
+   */
+  refusedMessageId: string | undefined;
   /** This tab's own send of a user message, from its start (waiting for the lock) to its turn's end. */
-  #ownSendMessageId: string | undefined;
+  ownSendMessageId: string | undefined;
   /** The reply of the last turn of another tab a resume showed (see `inServerOrder`). */
-  #followedReplyId: string | undefined;
+  followedReplyId: string | undefined;
   /** Set by `useDurableChat` / `useFollowTurns`: how another tab's turn ended on its screen. */
   remoteFinishHandler: ((final: RemoteFinal<UI_MESSAGE>) => void) | undefined;
   /**
@@ -117,7 +118,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   readonly #persistenceOption: ChatSessionOptions['persistence'];
   #warnedAboutAdapter = false;
   /** What tells this chat's session apart (`sessionIdentity`): the key of `turnsLeftMidway`. */
-  readonly #identity: string;
+  readonly identity: string;
   /** This handle's last cleanup noted its live turn in `turnsLeftMidway`. */
   #markedLeaving = false;
 
@@ -143,7 +144,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     };
     this.subscribeActivityForRender = batch.batched(this.activity.subscribe);
     this.#persistenceOption = initial.persistence;
-    this.#identity = sessionIdentity(initial);
+    this.identity = sessionIdentity(initial);
     const resolved = resolvePersistence(initial.persistence ?? 'local', initial.storagePrefix, initial.scope);
     // The transcript's cursor seeds the chat's first load only (the one it mounts with).
     this.persistence =
@@ -151,11 +152,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         ? resolved
         : { ...resolved, adapter: withHistoryCursor(resolved.adapter, initial.historyCursor) };
     this.sessionTransport = new SessionChatTransport<UI_MESSAGE>(
-      latestTransportOptions(
-        () => this.#options,
-        this.persistence.adapter,
-        (event) => this.#dispatch(event),
-      ),
+      latestTransportOptions(() => this.#options, this.persistence.adapter),
     );
     this.transport = new GuardedTransport(this.sessionTransport, this.#gate());
   }
@@ -198,11 +195,6 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return () => this.#tabListeners.delete(listener);
   };
 
-  onEvent(listener: (event: SessionEvent) => void): () => void {
-    this.#eventListeners.add(listener);
-    return () => this.#eventListeners.delete(listener);
-  }
-
   /** A render committed: its options are the ones callbacks and requests read from now on. */
   commitOptions(options: ChatSessionOptions): void {
     this.#options = options;
@@ -233,7 +225,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       clearTimeout(this.#disposeTimer);
       this.#disposeTimer = undefined;
       // StrictMode's cleanup and setup back to back: the page never left.
-      if (this.#markedLeaving) turnsLeftMidway.delete(this.#identity);
+      if (this.#markedLeaving) turnsLeftMidway.delete(this.identity);
       this.#markedLeaving = false;
     } else if (this.#life === undefined) this.#start();
     let detached = false;
@@ -362,97 +354,6 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   }
 
   /**
-   * `messages` ending as another tab's turn ended on its screen (`final`), or undefined while
-   * they do not show that turn yet (it applies later: a tab whose read of the turn has not
-   * started or ended). The reply replaces this tab's copy (same id, or the reply after the
-   * message it answers); no reply (the owner stopped before its first chunk) removes this tab's
-   * copy (its read went past the stop). With no `answers` (an older tab), the copy is replaced;
-   * a tab that shows no copy but ends with the message of the turn it found live at load (its
-   * resume came after the turn ended) adds the reply after it.
-   */
-  withRemoteFinal<M extends UIMessage>(messages: M[], final: RemoteFinal<M>): M[] | undefined {
-    const next = this.#withFinalReply(messages, final);
-    return next === undefined ? next : inOrderOf(next, final.order);
-  }
-
-  #withFinalReply<M extends UIMessage>(messages: M[], final: RemoteFinal<M>): M[] | undefined {
-    const { message, answers, order } = final;
-    const index = messages.findIndex((existing) => existing.id === message?.id);
-    if (message !== undefined && index !== -1) {
-      const next = [...messages];
-      next[index] = message;
-      return next;
-    }
-    if (answers !== undefined) {
-      const asked = messages.findIndex((existing) => existing.id === answers);
-      // Not shown yet, or this tab went on past that turn (its copy is no longer the last).
-      if (asked === -1) return undefined;
-      if (asked < messages.length - 2) return messages;
-      const after = messages[asked + 1];
-      if (after !== undefined && after.role !== 'assistant') return messages;
-      // The owner shows that reply too: another message's (two were sent before the first reply).
-      if (after !== undefined && order?.includes(after.id))
-        return message === undefined ? messages : [...messages, message];
-      const head = messages.slice(0, asked + 1);
-      if (message !== undefined) return [...head, message];
-      return after === undefined ? messages : head;
-    }
-    const found = this.#foundTurnMessage;
-    if (message?.role !== 'assistant' || found === undefined || messages.at(-1)?.id !== found.id)
-      return messages;
-    return [...messages, message];
-  }
-
-  /**
-   * `messages` without the message of a send refused with `TURN_IN_OTHER_TAB` (another tab won
-   * the turn: it was never sent, so the transcript must not show it as sent); the same array
-   * when there is none.
-   */
-  withoutRefused<M extends UIMessage>(messages: M[]): M[] {
-    const refused = this.#refusedMessageId;
-    if (refused === undefined) return messages;
-    this.#refusedMessageId = undefined;
-    const kept = messages.filter((message) => message.id !== refused);
-    return kept.length === messages.length ? messages : kept;
-  }
-
-  /**
-   * `messages` in the order the server saw the turns, called when a followed turn's request
-   * ended: a send of this tab that waited for the lock while another tab's turn ended went out
-   * after that turn, but the chat had it already, so the followed reply landed after it. That
-   * message moves to right after the followed reply. The same array when nothing moves.
-   */
-  /**
-   * True when a send of this tab waited for the turn a resume just showed (`inServerOrder` has
-   * something to move); otherwise that turn's reply is forgotten here. Asked first, so that the
-   * chat is not written (and rendered again) for nothing.
-   */
-  needsServerOrder(): boolean {
-    if (this.#ownSendMessageId !== undefined && this.#followedReplyId !== undefined) return true;
-    this.#followedReplyId = undefined;
-    return false;
-  }
-
-  /** A send refused with `TURN_IN_OTHER_TAB` still has its message to take out (see `withoutRefused`). */
-  hasRefusedMessage(): boolean {
-    return this.#refusedMessageId !== undefined;
-  }
-
-  inServerOrder<M extends UIMessage>(messages: M[]): M[] {
-    if (!this.needsServerOrder()) return messages;
-    const own = this.#ownSendMessageId as string;
-    const reply = this.#followedReplyId as string;
-    this.#followedReplyId = undefined;
-    const ownIndex = messages.findIndex((message) => message.id === own);
-    const replyIndex = messages.findIndex((message) => message.id === reply);
-    if (ownIndex === -1 || replyIndex < ownIndex) return messages;
-    const ordered = [...messages];
-    const [moved] = ordered.splice(ownIndex, 1);
-    if (moved !== undefined) ordered.splice(replyIndex, 0, moved);
-    return ordered;
-  }
-
-  /**
    * The message the live turn answers (the user's, or the assistant message it continues), from
    * the record; undefined when none is known or it is unusable.
    */
@@ -480,18 +381,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     await this.#life?.whenOwnerKnown();
   }
 
-  /**
-   * True (once) when the chat's live turn, just loaded, is the one this page left midway
-   * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
-   */
-  takeBackLeftTurn(): boolean {
-    if (!turnsLeftMidway.has(this.#identity)) return false;
-    const leftAt = turnsLeftMidway.get(this.#identity);
-    turnsLeftMidway.delete(this.#identity);
-    const { turnLive, closed, turnStartCursor } = this.getState();
-    if (!turnLive || closed) return false;
-    // A turn another tab started after this page left begins past the cursor it had read.
-    return turnStartCursor === undefined || (leftAt !== undefined && turnStartCursor <= leftAt);
+  /** The message of the live turn found at load, for `withRemoteFinal` (src/session/follow-messages.ts). */
+  get foundTurnMessage(): UI_MESSAGE | undefined {
+    return this.#foundTurnMessage;
   }
 
   /** The page lets go of the chat (the last cleanup; a remount in the same tick takes it back). */
@@ -500,7 +392,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     const drove = this.#tabState.mode === 'none' || this.#tabState.owner || this.#inFlight > 0;
     // A send still on its way makes the turn live in a moment: it is this page's too.
     if (state === undefined || state.closed || !(state.turnLive || this.#inFlight > 0) || !drove) return;
-    turnsLeftMidway.set(this.#identity, state.lastEventId);
+    turnsLeftMidway.set(this.identity, state.lastEventId);
     this.#markedLeaving = true;
   }
 
@@ -550,13 +442,13 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         this.#inFlight += 1;
       },
       refused: (messageId) => {
-        this.#refusedMessageId = messageId;
+        this.refusedMessageId = messageId;
       },
       ownSend: (messageId) => {
-        this.#ownSendMessageId = messageId;
+        this.ownSendMessageId = messageId;
       },
       followedReply: (messageId) => {
-        this.#followedReplyId = messageId;
+        this.followedReplyId = messageId;
       },
       leave: () => {
         this.#inFlight -= 1;
@@ -617,24 +509,27 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     (this.#clientInstance?.environment.warn ?? this.#options.environment?.warn ?? console.warn)(message);
   }
 
-  #dispatch(event: SessionEvent): void {
-    for (const listener of [...this.#eventListeners]) listener(event);
-  }
-
   #notify(): void {
     for (const listener of [...this.#changeListeners]) listener();
   }
 }
 
 /**
- * `messages` in the owner's order (`order`) when the owner shows each of them: two messages sent
- * before the first reply show together, then the replies, where a tab that followed the turns
- * shows the server's order. The same array when nothing moves or the owner lacks one of them.
+ * True (once) when the chat's live turn, just loaded, is the one this page left midway
+ * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
+ * (`useDurableChat` asks; outside the class, so that an app bundling `useChatSession` alone
+ * does not carry it.)
  */
-function inOrderOf<M extends UIMessage>(messages: M[], order: string[] | undefined): M[] {
-  if (order === undefined) return messages;
-  const rank = new Map(order.map((id, index) => [id, index]));
-  if (messages.some((message) => !rank.has(message.id))) return messages;
-  const sorted = [...messages].sort((x, y) => (rank.get(x.id) as number) - (rank.get(y.id) as number));
-  return sorted.every((message, index) => message === messages[index]) ? messages : sorted;
+export function takeBackLeftTurn(handle: {
+  readonly identity: string;
+  getState(): ChatSessionState;
+}): boolean {
+  const { identity } = handle;
+  if (!turnsLeftMidway.has(identity)) return false;
+  const leftAt = turnsLeftMidway.get(identity);
+  turnsLeftMidway.delete(identity);
+  const { turnLive, closed, turnStartCursor } = handle.getState();
+  if (!turnLive || closed) return false;
+  // A turn another tab started after this page left begins past the cursor it had read.
+  return turnStartCursor === undefined || (leftAt !== undefined && turnStartCursor <= leftAt);
 }

@@ -1,4 +1,3 @@
-import type { SessionEvent } from '../client/events.js';
 import type { SessionPersistence } from '../client/persistence.js';
 import type { SessionChatTransportOptions } from '../transport/transport-options.js';
 import type { ChatSessionOptions } from './chat-session-options.js';
@@ -11,7 +10,6 @@ import type { ChatSessionOptions } from './chat-session-options.js';
 export function latestTransportOptions(
   latest: () => ChatSessionOptions,
   persistence: SessionPersistence | undefined,
-  onEvent: (event: SessionEvent) => void,
 ): SessionChatTransportOptions {
   const initial = latest();
   return {
@@ -38,7 +36,6 @@ export function latestTransportOptions(
     fetch: (input, init) => (latest().fetch ?? globalThis.fetch)(input, init),
     persistence,
     onEvent: (event) => {
-      onEvent(event);
       latest().onEvent?.(event);
     },
     streamTimeoutSeconds: initial.streamTimeoutSeconds,

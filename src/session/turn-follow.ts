@@ -1,6 +1,7 @@
 import type { ChatStatus, UIMessage } from 'ai';
 import type { ChatSessionHandle } from './chat-session-handle.js';
 import type { RemoteFinal, RemoteTurn } from './chat-session-options.js';
+import { inServerOrder, needsServerOrder, withoutRefused, withRemoteFinal } from './follow-messages.js';
 
 /** A change of the chat's messages, applied to the messages the chat has when it runs. */
 export type MessagesUpdate<UI_MESSAGE extends UIMessage> = (messages: UI_MESSAGE[]) => UI_MESSAGE[];
@@ -133,10 +134,10 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     const { message } = turn;
     // Written only when there is something to change: every write renders the chat again.
     const adds = message !== undefined && !current.messages.some((existing) => existing.id === message.id);
-    if (adds || handle.hasRefusedMessage())
+    if (adds || handle.refusedMessageId !== undefined)
       this.#update((shown) => {
         // A send of this tab that lost the race to this turn was never sent: it leaves the transcript.
-        const messages = handle.withoutRefused(shown);
+        const messages = withoutRefused(handle, shown);
         return message === undefined || messages.some((existing) => existing.id === message.id)
           ? messages
           : [...messages, message];
@@ -150,7 +151,7 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#resuming = false;
       if (followed) handle.followedRequests -= 1;
       // A send of this tab that waited for this turn to end goes after it, as the server has it.
-      if (handle.needsServerOrder()) this.#update((messages) => handle.inServerOrder(messages));
+      if (needsServerOrder(handle)) this.#update((messages) => inServerOrder(handle, messages));
       this.#whenIdle();
     };
     current.resumeStream().then(done, (error: unknown) => {
@@ -167,7 +168,8 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       this.#show(this.#pendingTurn);
       return;
     }
-    if (this.#handle.hasRefusedMessage()) this.#update((messages) => this.#handle.withoutRefused(messages));
+    if (this.#handle.refusedMessageId !== undefined)
+      this.#update((messages) => withoutRefused(this.#handle, messages));
     this.#applyRemoteFinal();
   }
 
@@ -177,9 +179,9 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     const final = this.#remoteFinal;
     if (final === undefined || this.#resuming || isBusy(current.status)) return;
     // Not shown here yet (this tab's read of that turn is still to come): kept until it is.
-    if (this.#handle.withRemoteFinal(current.messages, final) === undefined) return;
+    if (withRemoteFinal(this.#handle, current.messages, final) === undefined) return;
     this.#remoteFinal = undefined;
-    this.#update((messages) => this.#handle.withRemoteFinal(messages, final) ?? messages);
+    this.#update((messages) => withRemoteFinal(this.#handle, messages, final) ?? messages);
   }
 
   /** Changes the chat's messages as they are when the change runs (see `FollowableChat.setMessages`). */

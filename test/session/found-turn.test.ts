@@ -2,6 +2,7 @@ import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
 import { ChatSessionHandle } from '../../src/session/chat-session-handle.js';
+import { withRemoteFinal } from '../../src/session/follow-messages.js';
 
 // A page that loads while a turn is live shows that turn whatever happens next: its message at
 // once, and its reply even when the resume reaches the chat only after the turn ended (the owner's
@@ -52,13 +53,13 @@ describe('the live turn a chat loads with', () => {
     const detach = handle.attach();
     await loaded(handle);
     expect(shown).toEqual([user]);
-    expect(handle.withRemoteFinal([earlier, user], older(reply))).toEqual([earlier, user, reply]);
+    expect(withRemoteFinal(handle, [earlier, user], older(reply))).toEqual([earlier, user, reply]);
     // A copy shown (the resume came in time) is replaced by id; nothing is added twice.
     const partial = { ...reply, parts: [{ type: 'text' as const, text: 'hi' }] };
-    expect(handle.withRemoteFinal([user, partial], older(reply))).toEqual([user, reply]);
+    expect(withRemoteFinal(handle, [user, partial], older(reply))).toEqual([user, reply]);
     // The chat moved on from that message: another tab's reply of no shown turn is left out.
     const unrelated = [user, { ...earlier, id: 'u2' }];
-    expect(handle.withRemoteFinal(unrelated, older(reply))).toBe(unrelated);
+    expect(withRemoteFinal(handle, unrelated, older(reply))).toBe(unrelated);
     detach();
   });
 
@@ -68,7 +69,7 @@ describe('the live turn a chat loads with', () => {
     await loaded(handle);
     expect(shown).toEqual([]);
     const messages = [user];
-    expect(handle.withRemoteFinal(messages, older(reply))).toBe(messages);
+    expect(withRemoteFinal(handle, messages, older(reply))).toBe(messages);
     detach();
   });
 });
@@ -80,29 +81,29 @@ describe('how another tab’s turn ended (`answers` names the user message it an
     const { handle } = handleWith({ turnLive: false });
     await loaded(handle);
     const partial = { ...reply, parts: [{ type: 'text' as const, text: 'hi' }] };
-    expect(handle.withRemoteFinal([earlier, user, partial], ended(reply))).toEqual([earlier, user, reply]);
+    expect(withRemoteFinal(handle, [earlier, user, partial], ended(reply))).toEqual([earlier, user, reply]);
     // This tab's copy has an id of its own (an agent that sends no message id): still replaced.
-    expect(handle.withRemoteFinal([earlier, user, otherId], ended(reply))).toEqual([earlier, user, reply]);
+    expect(withRemoteFinal(handle, [earlier, user, otherId], ended(reply))).toEqual([earlier, user, reply]);
     // This tab stopped its read before the reply (a stop from this tab that came too late).
-    expect(handle.withRemoteFinal([earlier, user], ended(reply))).toEqual([earlier, user, reply]);
+    expect(withRemoteFinal(handle, [earlier, user], ended(reply))).toEqual([earlier, user, reply]);
   });
 
   it('removes this tab’s copy when the owner shows no reply (it stopped before the first chunk)', async () => {
     const { handle } = handleWith({ turnLive: false });
     await loaded(handle);
-    expect(handle.withRemoteFinal([earlier, user, reply], ended(undefined))).toEqual([earlier, user]);
+    expect(withRemoteFinal(handle, [earlier, user, reply], ended(undefined))).toEqual([earlier, user]);
     const same = [earlier, user];
-    expect(handle.withRemoteFinal(same, ended(undefined))).toBe(same);
+    expect(withRemoteFinal(handle, same, ended(undefined))).toBe(same);
   });
 
   it('waits while that turn is not shown here, and leaves a chat that moved on as it is', async () => {
     const { handle } = handleWith({ turnLive: false });
     await loaded(handle);
-    expect(handle.withRemoteFinal([earlier], ended(reply))).toBeUndefined();
-    expect(handle.withRemoteFinal([earlier], ended(undefined))).toBeUndefined();
+    expect(withRemoteFinal(handle, [earlier], ended(reply))).toBeUndefined();
+    expect(withRemoteFinal(handle, [earlier], ended(undefined))).toBeUndefined();
     const movedOn = [user, reply, { ...earlier, id: 'u3' }];
-    expect(handle.withRemoteFinal(movedOn, ended(undefined))).toBe(movedOn);
+    expect(withRemoteFinal(handle, movedOn, ended(undefined))).toBe(movedOn);
     const followedByUser = [user, { ...earlier, id: 'u3' }];
-    expect(handle.withRemoteFinal(followedByUser, ended(reply))).toBe(followedByUser);
+    expect(withRemoteFinal(handle, followedByUser, ended(reply))).toBe(followedByUser);
   });
 });

@@ -10,8 +10,8 @@ const message = (id: string, text: string): UIMessage => ({
   parts: [{ type: 'text', text }],
 });
 
-/** The parts of a session handle `TurnFollow` uses; a send of this tab was refused as `refused`. */
-function fakeHandle(refused: string) {
+/** The parts of a session handle `TurnFollow` uses (the gate sets `refusedMessageId` when a send is refused). */
+function fakeHandle() {
   const handle = {
     remoteTurnHandler: undefined as ((turn: RemoteTurn) => void) | undefined,
     remoteFinishHandler: undefined as unknown,
@@ -19,12 +19,11 @@ function fakeHandle(refused: string) {
     followedRequests: 0,
     followedResumes: 0,
     getTabState: () => ({ mode: 'locks', owner: false, following: true }),
-    withoutRefused: (messages: UIMessage[]) => messages.filter((candidate) => candidate.id !== refused),
-    hasRefusedMessage: () => true,
-    needsServerOrder: () => false,
-    // The handle's rule for a final reply this tab shows a copy of: replaced by id.
-    withRemoteFinal: (messages: UIMessage[], { message }: { message: UIMessage }) =>
-      messages.map((existing) => (existing.id === message.id ? message : existing)),
+    refusedMessageId: undefined as string | undefined,
+    ownSendMessageId: undefined,
+    followedReplyId: undefined,
+    // No turn found live at load: `withRemoteFinal` replaces the copy this tab shows by id.
+    foundTurnMessage: undefined,
     activity: { clearError: () => {} },
     client: { environment: { warn: () => {} } },
     announceFinished: () => {},
@@ -34,7 +33,7 @@ function fakeHandle(refused: string) {
 
 describe('TurnFollow', () => {
   it('shows a turn announced while its own send waited, even when the binding never saw the send busy (submitted → error between two renders)', () => {
-    const handle = fakeHandle('mine');
+    const handle = fakeHandle();
     const resumes: number[] = [];
     const chat: FollowableChat = {
       status: 'ready',
@@ -57,6 +56,7 @@ describe('TurnFollow', () => {
     handle.remoteTurnHandler?.({ message: message('theirs', 'from the other tab') });
     expect(resumes).toEqual([]);
     // The send is refused; the binding renders only the outcome.
+    handle.refusedMessageId = 'mine';
     chat.status = 'error';
     follow.observe();
     expect(chat.messages.map((shown) => shown.id)).toEqual(['theirs']);
@@ -64,7 +64,7 @@ describe('TurnFollow', () => {
   });
 
   it("applies another tab's final reply to the chat's messages as they are, not to the committed render's: a message sent since stays", () => {
-    const handle = fakeHandle('none');
+    const handle = fakeHandle();
     const reply = (text: string): UIMessage => ({
       id: 'reply',
       role: 'assistant',
