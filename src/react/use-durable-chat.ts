@@ -133,11 +133,14 @@ export function useDurableChat<UI_MESSAGE extends UIMessage = UIMessage>(
     handle.activity.get,
   );
   const now = useNowWhile(session.state.status.type === 'reconnecting');
+  // useChat says `ready` until its resume returns a stream (a reloaded page's read may wait for
+  // its first answer up to the connect timeout): the transport knows the resume is under way.
+  const resumePending = helpers.status === 'ready' && activity.phase === 'resuming';
   const sessionStatus = deriveSessionChatStatus({
-    chatStatus: helpers.status,
+    chatStatus: resumePending ? 'submitted' : helpers.status,
     chatError: helpers.error,
     session: session.state,
-    phase: isBusy(helpers.status) ? REQUEST_PHASE[activity.phase] : 'none',
+    phase: isBusy(helpers.status) || resumePending ? REQUEST_PHASE[activity.phase] : 'none',
     following: session.tab.following,
     now,
   });

@@ -149,7 +149,7 @@ const abortError = () => new DOMException('This operation was aborted', 'AbortEr
 
 /**
  * A page's fetch: can hold its next append request (not sent yet) or response (stored,
- * not answered yet), drop every open `.out` response (the network cut the SSE connection),
+ * not answered yet) or its next `.out` read (not sent yet), drop every open `.out` response (the network cut the SSE connection),
  * and die (a reload: held requests are never sent, open bodies end, later requests fail).
  */
 export class Page {
@@ -157,6 +157,8 @@ export class Page {
   /** Held: the append whose body carries this text (a user message's), once. */
   private holdRequest: string | undefined;
   private holdResponse: string | undefined;
+  /** Held: the next `.out` read (a resume's or a follower's GET), once. */
+  private holdOut = false;
   private readonly held: (() => void)[] = [];
   private readonly openOut = new Set<(error: unknown) => void>();
   private readonly openBodies = new Set<() => void>();
@@ -179,6 +181,10 @@ export class Page {
         init.body.includes(JSON.stringify(text));
       if (carries(this.holdRequest)) {
         this.holdRequest = undefined;
+        await this.wait(init?.signal ?? undefined);
+      }
+      if (isOut && this.holdOut && (init?.method ?? 'GET') === 'GET') {
+        this.holdOut = false;
         await this.wait(init?.signal ?? undefined);
       }
       if (isAppend) this.appendsSent++;
@@ -209,6 +215,14 @@ export class Page {
   /** The append of the message with `text` is sent and stored; its answer waits here until `release()`. */
   holdAppendResponse(text: string): void {
     this.holdResponse = text;
+  }
+
+  /**
+   * The next `.out` read waits here, unsent, until `release()` (a slow or half-open connection:
+   * the read has no answer yet, short of the connect timeout).
+   */
+  holdOutRequest(): void {
+    this.holdOut = true;
   }
 
   /** Requests or responses currently held. */
