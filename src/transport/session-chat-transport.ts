@@ -232,8 +232,11 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // resume replaces it (StrictMode mounts twice). `stop(chatId)` stops a resumed turn.
     listenForAbort(options.abortSignal, () => this.#disconnectTurn(entry, turn));
     const settled = await turn.firstResponse;
-    // Superseded by a newer reconnect or send for this chat (StrictMode mounts twice), or aborted.
-    if (entry.active !== turn || options.abortSignal?.aborted === true) return null;
+    // Superseded by a newer reconnect (StrictMode mounts twice), or aborted. A send meanwhile
+    // moved the turn to `draining`: it is still read to its end, and its reply is this resume's
+    // to show (returning nothing lost it).
+    const superseded = entry.active !== turn && entry.draining?.has(turn) !== true;
+    if (superseded || options.abortSignal?.aborted === true) return null;
     if (turn.finished && !knownStart) {
       turn.detach();
       return null;
