@@ -113,7 +113,13 @@ describe('renders of one turn at a burst', () => {
       `[renders at a burst] useDurableChat: ${renders} renders per turn (${chat.labels.join(' > ')})`,
     );
     expect(chat.transcript()[1]).toBe(`assistant: Echo: ${TEXT}`);
-    expect(chat.labels.slice(-4)).toEqual(['Sending…', 'Agent waking up…', 'Streaming', 'Ready']);
+    // 'Streaming' shows between them unless the whole reply and its end reached the page in one
+    // task, which the hooks commit as one (CI's React 18 run met it once, on a loaded machine).
+    const turn = chat.labels.slice(chat.labels.lastIndexOf('Sending…'));
+    expect([
+      ['Sending…', 'Agent waking up…', 'Streaming', 'Ready'],
+      ['Sending…', 'Agent waking up…', 'Ready'],
+    ]).toContainEqual(turn);
     expect(renders).toBeLessThanOrEqual(BURST_RENDERS_PER_TURN);
     chat.unmount();
   });

@@ -12,7 +12,14 @@ import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.j
 import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import { appendKinds, nextChatId } from './support/harness.js';
-import { newApp, nodeChannel, type Open, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
+import {
+  newApp,
+  nodeChannel,
+  type Open,
+  reloadSlowly,
+  type Tab,
+  twoTabPaths,
+} from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -91,6 +98,27 @@ async function trailingAfterFirstTurn(
   return { chatId, app, tab1, tab2: reloaded.tab, letStart: reloaded.letStart };
 }
 
+/**
+ * Tab 2 no longer follows (its read of the ended turn is over); tab 1's next turn then shows in
+ * both tabs, and both end with the same transcript.
+ */
+async function showsNextTurnOnceOver(tab1: Tab, tab2: Tab): Promise<void> {
+  await waitForDom(() => expect(tab2.tab()).toMatchObject({ owner: false, following: false }), {
+    timeout: 5_000,
+  });
+  tab1.send('second');
+  for (const tab of [tab1, tab2])
+    await waitForDom(
+      () => expect(tab.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
+      {
+        timeout: 5_000,
+      },
+    );
+  await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
+  await pause(200);
+  expect(tab2.transcript()).toEqual(tab1.transcript());
+}
+
 describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', (_mode, coordination) => {
   describe.each(paths)('%s', (_path, open) => {
     it.each([
@@ -139,25 +167,7 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       server.faults.failOutConnections(2, 403);
       letStart();
       await waitForDom(() => expect(app.errors.map(({ tab }) => tab)).toEqual(['tab2']), { timeout: 5_000 });
-      await waitForDom(() => expect(tab2.tab()).toMatchObject({ owner: false, following: false }), {
-        timeout: 5_000,
-      });
-      tab1.send('second');
-      await waitForDom(
-        () => expect(tab1.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
-        {
-          timeout: 5_000,
-        },
-      );
-      await waitForDom(
-        () => expect(tab2.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
-        {
-          timeout: 5_000,
-        },
-      );
-      await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
-      await pause(200);
-      expect(tab2.transcript()).toEqual(tab1.transcript());
+      await showsNextTurnOnceOver(tab1, tab2);
       expect(app.errors.map(({ tab }) => tab)).toEqual(['tab2']);
       expect(appendKinds(app.recorder.requests)).toEqual(['message', 'message']);
       expect(app.saves).toEqual(['tab1', 'tab1']);
@@ -177,25 +187,7 @@ describe.each(coordinations)('issue 19 (%s): a tab that trails the ended turn', 
       await pause(300);
       expect(tab2.tab()).toMatchObject({ owner: false, following: true });
       tab2.stop();
-      await waitForDom(() => expect(tab2.tab()).toMatchObject({ owner: false, following: false }), {
-        timeout: 5_000,
-      });
-      tab1.send('second');
-      await waitForDom(
-        () => expect(tab1.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
-        {
-          timeout: 5_000,
-        },
-      );
-      await waitForDom(
-        () => expect(tab2.transcript().slice(-2)).toEqual(['user: second', 'assistant: Echo: second']),
-        {
-          timeout: 5_000,
-        },
-      );
-      await waitForDom(() => expect([tab1.status(), tab2.status()]).toEqual(['ready', 'ready']));
-      await pause(200);
-      expect(tab2.transcript()).toEqual(tab1.transcript());
+      await showsNextTurnOnceOver(tab1, tab2);
       expect(app.errors).toEqual([]);
       expect(appendKinds(app.recorder.requests)).toEqual(['message', 'message']);
       expect(app.saves).toEqual(['tab1', 'tab1']);
