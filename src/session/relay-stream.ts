@@ -45,14 +45,28 @@ export function stopBeforeStream(
   let pending = true;
   listenForAbort(signal, () => {
     const seen = watch.seen;
-    nextMacrotask(() => {
-      if (!pending || seen?.attached !== true || gate.detaches() !== seen.detaches || gate.released()) return;
-      if (!watch.superseded) void gate.stop();
+    if (seen?.attached !== true) return;
+    afterAbort(seen, watch, gate, (userStop) => {
+      if (pending && userStop) void gate.stop();
     });
   });
   return () => {
     pending = false;
   };
+}
+
+/**
+ * Judges an abort a macrotask later, once React ran every cleanup of its commit: the user's stop
+ * unless the component let go of the session meanwhile (unmount, switch) or a newer resume
+ * replaced this one.
+ */
+function afterAbort(
+  seen: { detaches: number },
+  watch: AbortWatch,
+  gate: TurnGate,
+  judged: (userStop: boolean) => void,
+): void {
+  nextMacrotask(() => judged(gate.detaches() === seen.detaches && !gate.released() && !watch.superseded));
 }
 
 /** The clock the pacing reads (the session's `environment`, so tests inject it). */
@@ -128,12 +142,9 @@ export function relay(
       handOver(controllerRef, pacer.take(clock.now()));
       controllerRef.close();
     }
-    nextMacrotask(() => {
-      if (gate.detaches() !== seen.detaches || gate.released() || watch.superseded) {
-        void letGo();
-        return;
-      }
-      void gate.stop().finally(letGo);
+    afterAbort(seen, watch, gate, (userStop) => {
+      if (userStop) void gate.stop().finally(letGo);
+      else void letGo();
     });
   };
   /** The pending read, or DUE when the held delta's window ends first. */
