@@ -3,6 +3,7 @@ import { launchBrowser, saveScreenshot, type TestBrowser } from '../browser/supp
 import { DEMO } from '../browser/support/demo-prompts.js';
 import { ExamplePage, occurrences } from './support/example-page.js';
 import { type NextjsExample, sessionInfo, startNextjsExample } from './support/nextjs-example.js';
+import { pageTrace, traceEveryPage } from './support/page-trace.js';
 
 // examples/nextjs built with `next build` from the packed package, served by `next start`
 // against `durable-chat dev`, driven in Debian's Chromium. The app shows one chat on each
@@ -32,6 +33,7 @@ beforeAll(async () => {
   example = await startNextjsExample();
   console.log(`[timing] next build: ${example.buildSeconds.toFixed(1)} s`);
   browser = await launchBrowser();
+  await traceEveryPage(browser.context);
 }, 600_000);
 
 afterAll(async () => {
@@ -47,6 +49,9 @@ async function open(testName: string, path = '/'): Promise<ExamplePage> {
   onTestFailed(async () => {
     const file = await saveScreenshot(page.page, `nextjs-${testName}`);
     console.error(`screenshot: ${file}\nerrors: ${page.errors.join('\n')}\n${example.output()}`);
+    // Every page of the test (the first is this one), newest line last.
+    for (const [index, each] of pages.entries())
+      console.error(`--- page ${index + 1} of the test: its trace ---\n${await pageTrace(each.page)}`);
   });
   return page;
 }
@@ -383,8 +388,9 @@ describe.each(HOOKS)(
         await owner.waitForIdle();
         await other.waitForIdle();
         const ownerTranscript = await owner.transcript();
-        expect(ownerTranscript).toHaveLength(2);
-        expect(occurrences(ownerTranscript[1] ?? '', DEMO.approval.approvedText)).toBe(1);
+        const shown = JSON.stringify({ owner: ownerTranscript, other: await other.transcript() });
+        expect(ownerTranscript, shown).toHaveLength(2);
+        expect(occurrences(ownerTranscript[1] ?? '', DEMO.approval.approvedText), shown).toBe(1);
         await expect.poll(() => other.transcript(), { timeout: 5_000 }).toEqual(ownerTranscript);
         // The message and the approval: the tool ran once, nothing else was appended (no stop).
         expect((await sessionInfo(example.devServer, chatId)).in.nextSeq).toBe(2);
