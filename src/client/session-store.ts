@@ -76,6 +76,55 @@ export function initialSessionState(chatId: string): ChatSessionState {
 
 const LIVE_MARK_KEYS = Object.keys(NO_LIVE_MARK) as LiveMarkKey[];
 
+/** The state with its fields writable, for building the next one in place. */
+type MutableState = { -readonly [K in keyof ChatSessionState]: ChatSessionState[K] };
+
+/**
+ * A copy of the state as one object literal of every field. Always the same hidden class, with
+ * every field in the object itself. A spread (`{ ...state, ...patch }`) is not: once its site
+ * has seen a few shapes of state and patch (every chat writes a dozen kinds of patch), V8 copies
+ * field by field onto an empty object, growing an out-of-object property array six times
+ * (about 0.73 KiB a write against 0.17, `npm run bench:alloc`), and the `.out` reader writes
+ * the cursor once per network read of every chat. Listing a field twice or missing one is a
+ * type error, so the copy cannot drift from `ChatSessionState`.
+ */
+function copyState(state: ChatSessionState): MutableState {
+  return {
+    chatId: state.chatId,
+    sessionId: state.sessionId,
+    token: state.token,
+    tokenExpiresAt: state.tokenExpiresAt,
+    lastEventId: state.lastEventId,
+    turnLive: state.turnLive,
+    turnStored: state.turnStored,
+    stoppedTurn: state.stoppedTurn,
+    pendingAppend: state.pendingAppend,
+    turnStartCursor: state.turnStartCursor,
+    turnInSeq: state.turnInSeq,
+    turnPriorInSeq: state.turnPriorInSeq,
+    queuedTurns: state.queuedTurns,
+    turns: state.turns,
+    turnMessage: state.turnMessage,
+    status: state.status,
+    runId: state.runId,
+    lastError: state.lastError,
+    closed: state.closed,
+    closedReason: state.closedReason,
+    hydrated: state.hydrated,
+  };
+}
+
+function applyMark(next: MutableState, mark: LiveMark): void {
+  next.turnLive = mark.turnLive;
+  next.turnStored = mark.turnStored;
+  next.stoppedTurn = mark.stoppedTurn;
+  next.pendingAppend = mark.pendingAppend;
+  next.turnStartCursor = mark.turnStartCursor;
+  next.turnInSeq = mark.turnInSeq;
+  next.turnPriorInSeq = mark.turnPriorInSeq;
+  next.queuedTurns = mark.queuedTurns;
+}
+
 /**
  * A zustand vanilla store for one chat. React binds to it with `useStore`; nothing else here.
  * The live mark (`turnLive` and the fields beside it) is read from `turns` on every write
@@ -84,21 +133,51 @@ const LIVE_MARK_KEYS = Object.keys(NO_LIVE_MARK) as LiveMarkKey[];
 export function createSessionStore(chatId: string): SessionStore {
   const store = createStore<ChatSessionState>()(() => initialSessionState(chatId));
   const set = store.setState;
-  store.setState = ((partial: unknown, replace?: boolean) =>
-    set((state) => {
-      const patch = (
-        typeof partial === 'function' ? (partial as (s: ChatSessionState) => unknown)(state) : partial
-      ) as Partial<ChatSessionState>;
-      const base = replace === true ? undefined : state;
-      // A write of `turns` (or of the mark by hand) gets the mark read from the turns.
-      const mark =
-        patch.turns !== undefined || LIVE_MARK_KEYS.some((key) => key in patch)
-          ? liveMark(patch.turns ?? base?.turns ?? [])
-          : undefined;
-      // One spread, not zustand's `Object.assign({}, state, patch)`: V8 builds an object of this
-      // many fields that way in dictionary mode, so every write copied a hash table (about
-      // 2.5 KiB a write, `npm run bench:alloc`). A spread builds a fast object.
-      return { ...base, ...patch, ...mark } as ChatSessionState;
-    }, true)) as SessionStore['setState'];
+  const get = store.getState;
+  // Set by a write that replaces the state or brings a field `ChatSessionState` does not
+  // have: the state may then hold fields `copyState` would drop, so writes spread it instead.
+  let irregular = false;
+  // The next state is built here and handed over whole: an updater closure would be one more
+  // allocation a write, and the `.out` reader writes once per network read of every chat.
+  store.setState = ((partial: unknown, replace?: boolean) => {
+    const state = get();
+    const patch = (
+      typeof partial === 'function' ? (partial as (s: ChatSessionState) => unknown)(state) : partial
+    ) as Partial<ChatSessionState>;
+    const base = replace === true ? undefined : state;
+    // A write of `turns` (or of the mark by hand) gets the mark read from the turns.
+    const mark =
+      patch.turns !== undefined || writesMark(patch) ? liveMark(patch.turns ?? base?.turns ?? []) : undefined;
+    if (base !== undefined && !irregular) {
+      const next = copyState(base);
+      const fields = next as unknown as Record<string, unknown>;
+      const values = patch as Record<string, unknown>;
+      let known = true;
+      for (const key in values) {
+        if (!Object.hasOwn(values, key)) continue;
+        // Own fields only: `in` would take `__proto__` for one and set the prototype.
+        if (!Object.hasOwn(fields, key)) {
+          known = false;
+          break;
+        }
+        fields[key] = values[key];
+      }
+      if (known) {
+        if (mark !== undefined) applyMark(next, mark);
+        set(next, true);
+        return;
+      }
+    }
+    irregular = true;
+    set({ ...base, ...patch, ...mark } as ChatSessionState, true);
+  }) as SessionStore['setState'];
   return store;
+}
+
+/** Whether a patch writes any field of the live mark (a loop: no closure per write). */
+function writesMark(patch: object): boolean {
+  for (let index = 0; index < LIVE_MARK_KEYS.length; index++) {
+    if ((LIVE_MARK_KEYS[index] as LiveMarkKey) in patch) return true;
+  }
+  return false;
 }
