@@ -480,6 +480,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         const life = this.#life;
         if (life === undefined) return false;
         await life.whenOwnerKnown();
+        // A turn this page made and left midway (a remount, a chat switch and back) is its own to
+        // answer, whichever tab drives it now: the rule of `useDurableChat`'s resume on mount
+        // (which asks first, so this is for `useChat`'s own resume). Else no tab saves it: the
+        // tab that took it over was following it when its read began (`isFollowingTurn()`).
+        if (takeBackLeftTurn(this)) return false;
         // Also a turn this tab got the lock for only to read it to its end (see `TabPhase`).
         return life.showsOtherTabsTurn();
       },

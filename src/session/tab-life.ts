@@ -529,7 +529,10 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       if (record.turnMessage !== state.turnMessage)
         client.store.setState({ turnMessage: record.turnMessage });
       foundLiveTurn(client.store, {
-        startCursor: record.turnStartCursor,
+        // The owner sent it while the turn this tab just read was live, so it knew no start for
+        // it: it starts after that turn, where this tab's read ended. Without a start the resume
+        // reads the chat from its beginning and shows that earlier reply as this turn's.
+        startCursor: record.turnStartCursor ?? state.lastEventId,
         stored: false,
         seq: record.turnInSeq,
         priorSeq: record.turnPriorInSeq,

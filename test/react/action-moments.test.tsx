@@ -722,16 +722,6 @@ const KNOWN_DEFECTS: Record<string, string> = {
     'the reloaded tab stops (the second tab has taken the turn over): it never shows the stopped reply the owner shows',
   ),
   ...atReloaded(
-    ['useChat + useChatSession'],
-    ['the second tab sends, refused', 'the second tab sends, the turn ends meanwhile'],
-    "the reloaded tab shows the second tab's next message but never its reply",
-  ),
-  ...atReloaded(
-    ['useChat + useChatSession'],
-    ['the owner sends again, a second tab follows'],
-    'the first turn (taken over by the second tab) is never saved: one save, of the whole transcript',
-  ),
-  ...atReloaded(
     ['useDurableChat'],
     ['the owner sends again, a second tab follows'],
     "every tab ends in the server's order (the reply before the second message), not the sender's",
