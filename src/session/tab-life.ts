@@ -589,7 +589,11 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       // The owner went away before its append was answered (it may never have left): this tab
       // sends it again under its part id, or the turn would wait for a reply that never comes.
       if (record?.pendingAppend !== undefined) this.#options.resendTakenOver(record.pendingAppend);
-      if (this.#openStreams === 0) this.#options.onRemoteTurn({ message: undefined });
+      // Shown here already, or about to be (a resume asked for before the takeover). Queued
+      // behind that read, a second resume would start as the chat goes idle: after the user's
+      // stop it replays the stopped turn (the stop taken for a superseded resume, nothing
+      // appended; or the reply saved as if it had ended).
+      if (this.#openStreams + this.#pendingResumes === 0) this.#options.onRemoteTurn({ message: undefined });
     } else if (live && (unread || this.#openStreams + this.#pendingResumes > 0)) {
       // Nothing to drive: the lock goes at once, so that the next turn's send is not refused.
       this.#move({ type: 'trail' });

@@ -726,11 +726,6 @@ const KNOWN_DEFECTS: Record<string, string> = {
     ['the owner sends again, a second tab follows'],
     "every tab ends in the server's order (the reply before the second message), not the sender's",
   ),
-  [`useChat + useChatSession: the second tab stops at "${RELOADED}"`]:
-    "the second tab, which took the turn over, stops: no stop is appended (the takeover's queued resume starts as the chat goes idle and the stop is taken for a superseded resume)",
-  [`useChat + useChatSession: the second tab stops, BroadcastChannel lease at "${RELOADED}"`]:
-    'the turn the second tab stopped is saved by no tab',
-  [`useDurableChat: the second tab stops at "${RELOADED}"`]: 'the turn the second tab stopped is saved twice',
 };
 
 /** Known defects at "reloaded mid-reply, its read not answered yet": each action with Web Locks and with the lease. */
