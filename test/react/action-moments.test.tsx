@@ -717,11 +717,6 @@ const KNOWN_DEFECTS: Record<string, string> = {
     "the tab ends in the server's order (the first reply before the second message), its first save in the sender's",
   ),
   ...atReloaded(
-    ['useChat + useChatSession', 'useDurableChat'],
-    ['the owner stops'],
-    'the reloaded tab stops (the second tab has taken the turn over): it never shows the stopped reply the owner shows',
-  ),
-  ...atReloaded(
     ['useDurableChat'],
     ['the owner sends again, a second tab follows'],
     "every tab ends in the server's order (the reply before the second message), not the sender's",
