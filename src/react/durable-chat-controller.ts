@@ -82,8 +82,10 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
           // This tab took over the turn it followed (its owner went away): it saw the turn's end,
           // so the other tabs end it as it does; answering it (onFinish) stays with the page that
           // sent it. Only with its reply shown last: not a read cut off before the reply (the
-          // owner stopped, and tells), nor a message of this tab's own after it (its turn tells).
-          if (tookOver && !event.isError && event.messages.at(-1)?.role === 'assistant')
+          // owner stopped, and tells), nor with a send of this tab's own in flight (its turn
+          // tells, in its own onFinish).
+          const sending = handle.ownSendMessageId !== undefined;
+          if (tookOver && !sending && !event.isError && event.messages.at(-1)?.role === 'assistant')
             handle.announceFinished(event.messages);
           return;
         }

@@ -125,14 +125,20 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     if (this.#attached) this.#whenIdle();
     // A followed turn this tab took over ended here: no other tab tells how (its owner went away).
     // Only with a reply shown: a read cut off before it (the owner stopped, and tells) would
-    // tell the other tabs to drop theirs.
+    // tell the other tabs to drop theirs. Not while a send of this tab's own is in flight: useChat
+    // says `ready` as the followed read ends even then, before that send's reply; it is told
+    // once the chat is idle for good, with that reply.
     const latest = this.#chat();
+    const sending = handle.ownSendMessageId !== undefined;
     const tookOver =
+      !sending &&
       handle.turnsTakenOver !== this.#takeOversSeen &&
       handle.stopsTold === this.#stopsSeen &&
       latest.messages.at(-1)?.role === 'assistant';
-    this.#takeOversSeen = handle.turnsTakenOver;
-    this.#stopsSeen = handle.stopsTold;
+    if (!sending) {
+      this.#takeOversSeen = handle.turnsTakenOver;
+      this.#stopsSeen = handle.stopsTold;
+    }
     if (!this.#ownRequest && !tookOver) return;
     this.#ownRequest = false;
     if (!tookOver && handle.followedResumes !== this.#resumesAtStart) return; // it showed another tab's turn
