@@ -39,6 +39,10 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   #resumedOnMount = false;
   /** The request in flight shows a turn another tab owns. */
   #followingTurn = false;
+  /** `handle.turnsTakenOver` when the last request ended (see `onFinish`). */
+  #takeOversSeen = 0;
+  /** `handle.stopsTold` when the last request ended: a tab that stopped the turn since tells how it ended. */
+  #stopsSeen = 0;
   #queue: UI_MESSAGE[] = [];
   /** Another tab's final reply, applied once this chat is idle. */
   #remoteFinal: RemoteFinal<UI_MESSAGE> | undefined;
@@ -70,7 +74,21 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
         if (answers()) await this.#options.onToolCall?.(call);
       },
       onFinish: (event) => {
-        if (!answers()) return;
+        const tookOver =
+          handle.turnsTakenOver !== this.#takeOversSeen && handle.stopsTold === this.#stopsSeen;
+        this.#takeOversSeen = handle.turnsTakenOver;
+        this.#stopsSeen = handle.stopsTold;
+        if (!answers()) {
+          // This tab took over the turn it followed (its owner went away): it saw the turn's end,
+          // so the other tabs end it as it does; answering it (onFinish) stays with the page that
+          // sent it. Only with its reply shown last: not a read cut off before the reply (the
+          // owner stopped, and tells), nor with a send of this tab's own in flight (its turn
+          // tells, in its own onFinish).
+          const sending = handle.ownSendMessageId !== undefined;
+          if (tookOver && !sending && !event.isError && event.messages.at(-1)?.role === 'assistant')
+            handle.announceFinished(event.messages);
+          return;
+        }
         // A stop (shown: not an unmount or a switch) ends the reply here; the other tabs, whose
         // read may go past the stop, end it as this tab did (as useChat + useFollowTurns does).
         if (!event.isError) handle.announceFinished(event.messages);

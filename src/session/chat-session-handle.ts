@@ -72,6 +72,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #stopRequested = false;
   #stopping: Promise<void> | undefined;
   #tabState: TabState = { mode: 'none', owner: false, following: false };
+  #turnsTakenOver = 0;
+  #stopsTold = 0;
   /** Set by `useDurableChat` / `useFollowTurns`: shows another tab's turn in this tab's chat. */
   remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
   /**
@@ -264,7 +266,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         const ended = this.#life?.currentPhase.type === 'trailing';
         if (ended && client !== undefined) endLiveTurn(client.store);
         // The owner's read (in another tab) must not take the stopped turn for a refused one.
-        else if (client?.getState().turnLive === true) this.#life?.announceStop();
+        // A resume still waiting for its first answer shows nothing of the turn: the tab that
+        // took the turn over tells how it ended then (see `stopsTold`).
+        else if (client?.getState().turnLive === true)
+          this.#life?.announceStop(this.activity.get().phase !== 'resuming');
         await this.sessionTransport.stop(this.chatId);
         if (client !== undefined && !ended) endLiveTurn(client.store, 'stopped');
       } finally {
@@ -303,6 +308,23 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     }
   }
 
+  /**
+   * Live turns this tab took over from an owner that went away, so far. A turn the chat showed
+   * as another tab's and that this tab took over meanwhile ended here: the other tabs end it as
+   * it did (the owner that went away tells no one).
+   */
+  get turnsTakenOver(): number {
+    return this.#turnsTakenOver;
+  }
+
+  /**
+   * Stops of the live turn other tabs made so far that will tell how the turn ended (they show
+   * it): a tab that took the turn over leaves the telling to them.
+   */
+  get stopsTold(): number {
+    return this.#stopsTold;
+  }
+
   /** Tells the other tabs how this tab's turn ended, from its transcript then (they end alike). */
   announceFinished(messages: readonly UI_MESSAGE[]): void {
     this.#life?.announceFinished(messages);
@@ -325,7 +347,13 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       persistence: this.persistence,
       onRemoteTurn: (turn) => this.remoteTurnHandler?.(turn),
       onRemoteFinish: (final) => this.remoteFinishHandler?.(final),
-      onRemoteStop: () => this.sessionTransport.noteRemoteStop(this.chatId),
+      onRemoteStop: (shown) => {
+        if (shown) this.#stopsTold += 1;
+        this.sessionTransport.noteRemoteStop(this.chatId);
+      },
+      onTakeOver: () => {
+        this.#turnsTakenOver += 1;
+      },
       hasChat: () => this.remoteTurnHandler !== undefined,
       busy: () => this.#inFlight > 0,
       resendTakenOver: (pending) => {
@@ -480,6 +508,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         const life = this.#life;
         if (life === undefined) return false;
         await life.whenOwnerKnown();
+        // A turn this page made and left midway (a remount, a chat switch and back) is its own to
+        // answer, whichever tab drives it now: the rule of `useDurableChat`'s resume on mount
+        // (which asks first, so this is for `useChat`'s own resume). Else no tab saves it: the
+        // tab that took it over was following it when its read began (`isFollowingTurn()`).
+        if (takeBackLeftTurn(this)) return false;
         // Also a turn this tab got the lock for only to read it to its end (see `TabPhase`).
         return life.showsOtherTabsTurn();
       },

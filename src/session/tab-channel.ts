@@ -16,8 +16,10 @@ export type TabMessage =
   /**
    * A tab is about to append `stop` for the live turn: the owner's read then ends on a
    * turn-complete without content, which is that stop, not the agent refusing the turn.
+   * `shown: false`: the stopping tab shows none of the turn (its read was not answered yet), so
+   * it will not tell how the turn ended (an older tab leaves it out: taken as shown).
    */
-  | { type: 'turn-stopped'; tabId: string }
+  | { type: 'turn-stopped'; tabId: string; shown?: boolean }
   /** Broadcast-lease mode: the owner is alive (also the answer to a rival's claim). */
   | { type: 'heartbeat'; tabId: string }
   /** Broadcast-lease mode: a tab wants to own the next turn. Lowest (at, tabId) wins. */

@@ -26,8 +26,13 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   onRemoteTurn(turn: RemoteTurn<UI_MESSAGE>): void;
   /** How another tab's turn ended on its screen: this tab ends alike. */
   onRemoteFinish(final: RemoteFinal<UI_MESSAGE>): void;
-  /** Another tab is stopping the live turn (see the `turn-stopped` message). */
-  onRemoteStop(): void;
+  /**
+   * Another tab is stopping the live turn (see the `turn-stopped` message); `shown`: that tab
+   * shows the turn and will tell how it ended.
+   */
+  onRemoteStop(shown: boolean): void;
+  /** This tab took over a live turn whose owner went away: it drives the turn's end now. */
+  onTakeOver(): void;
   /** A chat (useDurableChat or useFollowTurns) is mounted that reads turns. */
   hasChat(): boolean;
   /** A send is in flight. */
@@ -198,7 +203,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
               answers: message.answers,
               order: message.order,
             });
-          else if (message.type === 'turn-stopped' && !this.#disposed()) options.onRemoteStop();
+          else if (message.type === 'turn-stopped' && !this.#disposed())
+            options.onRemoteStop(message.shown !== false);
         }),
         coordinator.onOwnershipChange(() => this.#publish()),
       );
@@ -414,10 +420,13 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     });
   }
 
-  /** Tells the other tabs that this tab appends `stop` for the live turn (before it does). */
-  announceStop(): void {
+  /**
+   * Tells the other tabs that this tab appends `stop` for the live turn (before it does);
+   * `shown`: this tab shows the turn (it will tell how the turn ended).
+   */
+  announceStop(shown: boolean): void {
     const { coordinator } = this.#options;
-    coordinator?.announce({ type: 'turn-stopped', tabId: coordinator.tabId });
+    coordinator?.announce({ type: 'turn-stopped', tabId: coordinator.tabId, shown });
   }
 
   dispose(): void {
@@ -529,7 +538,10 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       if (record.turnMessage !== state.turnMessage)
         client.store.setState({ turnMessage: record.turnMessage });
       foundLiveTurn(client.store, {
-        startCursor: record.turnStartCursor,
+        // The owner sent it while the turn this tab just read was live, so it knew no start for
+        // it: it starts after that turn, where this tab's read ended. Without a start the resume
+        // reads the chat from its beginning and shows that earlier reply as this turn's.
+        startCursor: record.turnStartCursor ?? state.lastEventId,
         stored: false,
         seq: record.turnInSeq,
         priorSeq: record.turnPriorInSeq,
@@ -582,11 +594,16 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     // No other tab drives the turn: this tab's view is the newest there is.
     if (!ended) this.#releaseRecord();
     if (live && !ended) {
+      this.#options.onTakeOver();
       this.#move({ type: 'hold' });
       // The owner went away before its append was answered (it may never have left): this tab
       // sends it again under its part id, or the turn would wait for a reply that never comes.
       if (record?.pendingAppend !== undefined) this.#options.resendTakenOver(record.pendingAppend);
-      if (this.#openStreams === 0) this.#options.onRemoteTurn({ message: undefined });
+      // Shown here already, or about to be (a resume asked for before the takeover). Queued
+      // behind that read, a second resume would start as the chat goes idle: after the user's
+      // stop it replays the stopped turn (the stop taken for a superseded resume, nothing
+      // appended; or the reply saved as if it had ended).
+      if (this.#openStreams + this.#pendingResumes === 0) this.#options.onRemoteTurn({ message: undefined });
     } else if (live && (unread || this.#openStreams + this.#pendingResumes > 0)) {
       // Nothing to drive: the lock goes at once, so that the next turn's send is not refused.
       this.#move({ type: 'trail' });

@@ -48,6 +48,14 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
   #ownRequest = false;
   /** `handle.followedResumes` when the request began: a resume found to follow moves it. */
   #resumesAtStart = 0;
+  /**
+   * `handle.turnsTakenOver` when the chat was last idle: a takeover since makes the end of the
+   * turn the chat just showed this tab's (also a takeover while its resume waited for its first
+   * answer, before the chat was busy).
+   */
+  #takeOversSeen = 0;
+  /** `handle.stopsTold` when the chat was last idle: a tab that stopped the turn since tells how it ended. */
+  #stopsSeen = 0;
 
   readonly #handle: ChatSessionHandle<UI_MESSAGE>;
   readonly #chat: () => FollowableChat<UI_MESSAGE>;
@@ -115,10 +123,25 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       return;
     }
     if (this.#attached) this.#whenIdle();
-    if (!this.#ownRequest) return;
-    this.#ownRequest = false;
-    if (handle.followedResumes !== this.#resumesAtStart) return; // it showed another tab's turn
+    // A followed turn this tab took over ended here: no other tab tells how (its owner went away).
+    // Only with a reply shown: a read cut off before it (the owner stopped, and tells) would
+    // tell the other tabs to drop theirs. Not while a send of this tab's own is in flight: useChat
+    // says `ready` as the followed read ends even then, before that send's reply; it is told
+    // once the chat is idle for good, with that reply.
     const latest = this.#chat();
+    const sending = handle.ownSendMessageId !== undefined;
+    const tookOver =
+      !sending &&
+      handle.turnsTakenOver !== this.#takeOversSeen &&
+      handle.stopsTold === this.#stopsSeen &&
+      latest.messages.at(-1)?.role === 'assistant';
+    if (!sending) {
+      this.#takeOversSeen = handle.turnsTakenOver;
+      this.#stopsSeen = handle.stopsTold;
+    }
+    if (!this.#ownRequest && !tookOver) return;
+    this.#ownRequest = false;
+    if (!tookOver && handle.followedResumes !== this.#resumesAtStart) return; // it showed another tab's turn
     // Also a stopped reply (ready, not error): the other tabs end it as this tab did.
     if (latest.status === 'ready') handle.announceFinished(latest.messages);
   }

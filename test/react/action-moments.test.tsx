@@ -717,30 +717,10 @@ const KNOWN_DEFECTS: Record<string, string> = {
     "the tab ends in the server's order (the first reply before the second message), its first save in the sender's",
   ),
   ...atReloaded(
-    ['useChat + useChatSession', 'useDurableChat'],
-    ['the owner stops'],
-    'the reloaded tab stops (the second tab has taken the turn over): it never shows the stopped reply the owner shows',
-  ),
-  ...atReloaded(
-    ['useChat + useChatSession'],
-    ['the second tab sends, refused', 'the second tab sends, the turn ends meanwhile'],
-    "the reloaded tab shows the second tab's next message but never its reply",
-  ),
-  ...atReloaded(
-    ['useChat + useChatSession'],
-    ['the owner sends again, a second tab follows'],
-    'the first turn (taken over by the second tab) is never saved: one save, of the whole transcript',
-  ),
-  ...atReloaded(
     ['useDurableChat'],
     ['the owner sends again, a second tab follows'],
     "every tab ends in the server's order (the reply before the second message), not the sender's",
   ),
-  [`useChat + useChatSession: the second tab stops at "${RELOADED}"`]:
-    "the second tab, which took the turn over, stops: no stop is appended (the takeover's queued resume starts as the chat goes idle and the stop is taken for a superseded resume)",
-  [`useChat + useChatSession: the second tab stops, BroadcastChannel lease at "${RELOADED}"`]:
-    'the turn the second tab stopped is saved by no tab',
-  [`useDurableChat: the second tab stops at "${RELOADED}"`]: 'the turn the second tab stopped is saved twice',
 };
 
 /** Known defects at "reloaded mid-reply, its read not answered yet": each action with Web Locks and with the lease. */
