@@ -137,7 +137,12 @@ describe('renders of one turn at a burst', () => {
     const renders = page.renders - before;
     console.info(`[renders at a burst] useChat: ${renders} renders per turn (${page.statuses.join(' > ')})`);
     expect(page.transcript()[1]).toBe(`assistant: Echo: ${TEXT}`);
-    expect(page.statuses.slice(-4)).toEqual(['sending', 'waking', 'streaming', 'ready']);
+    // As above: 'streaming' may not commit on its own when the reply and its end came in one task.
+    const turn = page.statuses.slice(page.statuses.lastIndexOf('sending'));
+    expect([
+      ['sending', 'waking', 'streaming', 'ready'],
+      ['sending', 'waking', 'ready'],
+    ]).toContainEqual(turn);
     expect(renders).toBeLessThanOrEqual(BURST_RENDERS_PER_TURN);
     page.unmount();
   });
