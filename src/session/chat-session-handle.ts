@@ -74,6 +74,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #tabState: TabState = { mode: 'none', owner: false, following: false };
   #turnsTakenOver = 0;
   #stopsTold = 0;
+  /** The assistant message a send of this tab continues (an approval or tool output answered), until another tab's turn. */
+  #continuedHere: string | undefined;
   /** Set by `useDurableChat` / `useFollowTurns`: shows another tab's turn in this tab's chat. */
   remoteTurnHandler: ((turn: RemoteTurn<UI_MESSAGE>) => void) | undefined;
   /**
@@ -325,6 +327,17 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     return this.#stopsTold;
   }
 
+  /**
+   * True when another tab's `turn-finished` tells of a turn before one this tab sent since: its
+   * reply is the message a send of this tab went on to continue (a tool approval answered, a tool
+   * output). News can come late (a slow tab, a takeover's read); applied, it would put the
+   * message back as it was before the continuation (the approval asked again). Asked when the
+   * news comes and again when it is applied (kept until the chat is idle).
+   */
+  isEarlierFinal(final: RemoteFinal<UI_MESSAGE>): boolean {
+    return final.message !== undefined && final.message.id === this.#continuedHere;
+  }
+
   /** Tells the other tabs how this tab's turn ended, from its transcript then (they end alike). */
   announceFinished(messages: readonly UI_MESSAGE[]): void {
     this.#life?.announceFinished(messages);
@@ -345,8 +358,13 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       client,
       coordinator,
       persistence: this.persistence,
-      onRemoteTurn: (turn) => this.remoteTurnHandler?.(turn),
-      onRemoteFinish: (final) => this.remoteFinishHandler?.(final),
+      onRemoteTurn: (turn) => {
+        this.#continuedHere = undefined;
+        this.remoteTurnHandler?.(turn);
+      },
+      onRemoteFinish: (final) => {
+        if (!this.isEarlierFinal(final)) this.remoteFinishHandler?.(final);
+      },
       onRemoteStop: (shown) => {
         if (shown) this.#stopsTold += 1;
         this.sessionTransport.noteRemoteStop(this.chatId);
@@ -489,6 +507,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       streamOpened: () => this.#life?.streamOpened() ?? (() => {}),
       resumeStarted: () => this.#life?.resumeStarted() ?? (() => {}),
       noteTurnMessage: (message) => {
+        if (message?.role === 'assistant') this.#continuedHere = message.id;
         const client = this.#clientInstance;
         const turnMessage = message === undefined ? undefined : JSON.stringify(message);
         if (client !== undefined && client.getState().turnMessage !== turnMessage)

@@ -27,6 +27,8 @@ function fakeHandle() {
     activity: { clearError: () => {} },
     client: { environment: { warn: () => {} } },
     announceFinished: () => {},
+    // This tab continued no reply of its own (an approval answered): every final is news.
+    isEarlierFinal: () => false,
   };
   return handle;
 }

@@ -1,0 +1,81 @@
+// @vitest-environment happy-dom
+// A tab's `turn-finished` (how its turn ended on its screen) can reach another tab late: after
+// that tab has gone on to a turn of its own. A tool approval's continuation writes the same
+// assistant message the earlier turn ended with, so applied then, the late news put the message
+// back as it was before the approval (examples/nextjs in CI, about 1 run in 36: the owner showed
+// the approved reply, then the approval request again, Ready). Late news of an earlier turn
+// never rewinds a turn this tab sent.
+import { waitFor as waitForDom } from '@testing-library/react';
+import type { UIMessage } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevServer } from '../../src/dev-server/index.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
+import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
+import { nextChatId, recordingFetch } from './support/harness.js';
+import { type App, nodeChannel, type Tab, twoTabPaths } from './support/two-tab-app.js';
+
+let server: DevServer;
+beforeAll(async () => {
+  server = await startMomentsServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const ASK = '/approve ship it';
+const EXPECTED = ['user: /approve ship it', 'assistant: [tool-confirm]Confirmed: ship it'];
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function approvalId(tab: Tab): string | undefined {
+  const part = tab
+    .messages()
+    .at(-1)
+    ?.parts.find((candidate) => candidate.type === 'tool-confirm') as
+    | { state: string; approval?: { id: string } }
+    | undefined;
+  return part?.state === 'approval-requested' ? part.approval?.id : undefined;
+}
+
+/** Another tab of the chat, as the channel carries it: tells how the approval request's turn ended. */
+function tellFinished(chatId: string, messages: UIMessage[]): void {
+  const channel = nodeChannel(`durable-chat:${chatId}`);
+  const [asked, reply] = messages;
+  channel.postMessage({
+    type: 'turn-finished',
+    tabId: 'a-tab-that-was-slow',
+    message: reply,
+    answers: asked?.id,
+    order: messages.map((message) => message.id),
+  });
+  setTimeout(() => channel.close(), 50);
+}
+
+describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
+  it.each([
+    ['while the approval’s continuation streams', 2],
+    ['before the continuation’s first chunk', 0],
+  ] as const)(
+    'news of the approval request’s end, heard %s, leaves the approved reply',
+    async (_moment, chunk) => {
+      const chatId = nextChatId('late-finished');
+      const app: App = { saved: [], saves: [], errors: [], recorder: recordingFetch() };
+      const tab = open('tab1', chatId, { locks: new MemoryLocks(), broadcastChannel: nodeChannel }, app);
+      tab.send(ASK);
+      await waitForDom(() => expect(approvalId(tab)).toBeDefined(), { timeout: 5_000 });
+      await waitForDom(() => expect(tab.status()).toBe('ready'));
+      const asked = structuredClone(tab.messages());
+      const continuation = pauseTurn(chatId, '', chunk);
+      await tab.approve(approvalId(tab) ?? '');
+      await waitForDom(() => expect(continuation.reached).toBe(true), { timeout: 5_000 });
+      tellFinished(chatId, asked);
+      await pause(100);
+      continuation.release();
+      await waitForDom(() => expect(tab.transcript()).toEqual(EXPECTED), { timeout: 5_000 });
+      await waitForDom(() => expect(tab.status()).toBe('ready'));
+      await pause(300);
+      expect(tab.transcript()).toEqual(EXPECTED);
+      expect(app.errors).toEqual([]);
+      tab.unmount();
+    },
+  );
+});
