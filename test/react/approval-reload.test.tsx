@@ -16,7 +16,7 @@ import {
   recordingFetch,
   transcript as transcriptOf,
 } from './support/harness.js';
-import { type App, nodeChannel, reloadSlowly, type Tab, twoTabPaths } from './support/two-tab-app.js';
+import { type App, approvalId, nodeChannel, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -32,16 +32,6 @@ const appends = (requests: RecordedRequest[]) =>
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ASK = '/approve ship it';
 const EXPECTED = ['user: /approve ship it', 'assistant: [tool-confirm]Confirmed: ship it'];
-
-function approvalId(tab: Tab): string | undefined {
-  const part = tab
-    .messages()
-    .at(-1)
-    ?.parts.find((candidate) => candidate.type === 'tool-confirm') as
-    | { state: string; approval?: { id: string } }
-    | undefined;
-  return part?.state === 'approval-requested' ? part.approval?.id : undefined;
-}
 
 /** When tab 2 reloads, in turn 1 (the approval request) or turn 2 (the approved tool's output). */
 const moments = [

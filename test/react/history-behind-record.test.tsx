@@ -21,6 +21,7 @@ import {
   transcript as transcriptOf,
 } from './support/harness.js';
 import { mountPlainChat, sessionOptions } from './support/plain-harness.js';
+import { approvalId } from './support/two-tab-app.js';
 
 // KNOWN DEFECT (issue 19 item 10 on useDurableChat, found by examples/nextjs `/durable`): a page
 // is given a transcript whose history cursor is BEHIND this browser's own record of the chat,
@@ -278,15 +279,6 @@ describe('historyCursor behind the record after another tab’s approval turn, t
     ['useChat + useChatSession + useFollowTurns', openPlain],
     ['useDurableChat', openDurable],
   ];
-  const approvalId = (tab: Tab) => {
-    const part = tab
-      .messages()
-      .at(-1)
-      ?.parts.find((candidate) => candidate.type === 'tool-confirm') as
-      | { state: string; approval?: { id: string } }
-      | undefined;
-    return part?.state === 'approval-requested' ? part.approval?.id : undefined;
-  };
   const cases = paths.flatMap(([path, open]) =>
     coordinations.map(([mode, tabs]) => ({ path, mode, open, tabs })),
   );

@@ -12,7 +12,7 @@ import type { DevServer } from '../../src/dev-server/index.js';
 import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import { nextChatId, recordingFetch } from './support/harness.js';
-import { type App, nodeChannel, type Tab, twoTabPaths } from './support/two-tab-app.js';
+import { type App, approvalId, nodeChannel, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -25,16 +25,6 @@ afterAll(async () => {
 const ASK = '/approve ship it';
 const EXPECTED = ['user: /approve ship it', 'assistant: [tool-confirm]Confirmed: ship it'];
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function approvalId(tab: Tab): string | undefined {
-  const part = tab
-    .messages()
-    .at(-1)
-    ?.parts.find((candidate) => candidate.type === 'tool-confirm') as
-    | { state: string; approval?: { id: string } }
-    | undefined;
-  return part?.state === 'approval-requested' ? part.approval?.id : undefined;
-}
 
 /** Another tab of the chat, as the channel carries it: tells how the approval request's turn ended. */
 function tellFinished(chatId: string, messages: UIMessage[]): void {

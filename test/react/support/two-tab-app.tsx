@@ -30,6 +30,17 @@ export interface Tab {
 }
 
 /** What the app keeps across tabs and reloads: its saved transcript, who saved, what failed. */
+/** The id of the tool approval the tab's last message asks for (the `confirm` tool), while it asks. */
+export function approvalId(tab: Pick<Tab, 'messages'>): string | undefined {
+  const part = tab
+    .messages()
+    .at(-1)
+    ?.parts.find((candidate) => candidate.type === 'tool-confirm') as
+    | { state: string; approval?: { id: string } }
+    | undefined;
+  return part?.state === 'approval-requested' ? part.approval?.id : undefined;
+}
+
 export interface App {
   saved: UIMessage[];
   saves: string[];
