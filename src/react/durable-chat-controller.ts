@@ -270,11 +270,6 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
   #applyRemoteFinal(): void {
     const final = this.#remoteFinal;
     if (final === undefined || isBusy(this.chat as never) || this.#resuming) return;
-    // Kept while this tab went on to continue that reply itself: it is older than what shows.
-    if (this.#handle.isEarlierFinal(final)) {
-      this.#remoteFinal = undefined;
-      return;
-    }
     const messages = withRemoteFinal(this.#handle, this.chat.messages, final);
     if (messages === undefined) return; // that turn is not shown here yet: kept until it is
     this.#remoteFinal = undefined;

@@ -11,6 +11,8 @@ interface FollowState {
   refusedMessageId: string | undefined;
   readonly ownSendMessageId: string | undefined;
   followedReplyId: string | undefined;
+  /** News of a turn before one this tab sent since (see `ChatSessionHandle.isEarlierFinal`). */
+  isEarlierFinal(final: RemoteFinal<UIMessage>): boolean;
 }
 
 /**
@@ -23,10 +25,12 @@ interface FollowState {
  * (`foundTurnMessage`: its resume came after the turn ended) adds the reply after it.
  */
 export function withRemoteFinal<M extends UIMessage>(
-  handle: Pick<FollowState, 'foundTurnMessage'>,
+  handle: Pick<FollowState, 'foundTurnMessage' | 'isEarlierFinal'>,
   messages: M[],
   final: RemoteFinal<M>,
 ): M[] | undefined {
+  // Kept while this tab went on to continue that reply itself: older than what it shows (dropped).
+  if (handle.isEarlierFinal(final as RemoteFinal<UIMessage>)) return messages;
   const next = withFinalReply(handle.foundTurnMessage, messages, final);
   return next === undefined ? next : inOrderOf(next, final.order);
 }

@@ -201,11 +201,6 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     const current = this.#chat();
     const final = this.#remoteFinal;
     if (final === undefined || this.#resuming || isBusy(current.status)) return;
-    // Kept while this tab went on to continue that reply itself: it is older than what shows.
-    if (this.#handle.isEarlierFinal(final)) {
-      this.#remoteFinal = undefined;
-      return;
-    }
     // Not shown here yet (this tab's read of that turn is still to come): kept until it is.
     if (withRemoteFinal(this.#handle, current.messages, final) === undefined) return;
     this.#remoteFinal = undefined;
