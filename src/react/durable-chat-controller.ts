@@ -89,6 +89,15 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
             handle.announceFinished(event.messages);
           return;
         }
+        // The followed turn a resume showed is over: a send of this tab that waited for it goes
+        // after it now, so what onFinish saves is what the chat shows (see `resume`).
+        if (this.#resuming) {
+          const ordered = inServerOrder(handle, this.chat.messages);
+          if (ordered !== this.chat.messages) {
+            this.chat.messages = ordered;
+            event = { ...event, messages: ordered };
+          }
+        }
         // A stop (shown: not an unmount or a switch) ends the reply here; the other tabs, whose
         // read may go past the stop, end it as this tab did (as useChat + useFollowTurns does).
         if (!event.isError) handle.announceFinished(event.messages);

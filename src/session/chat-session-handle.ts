@@ -94,6 +94,8 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   refusedMessageId: string | undefined;
   /** This tab's own send of a user message, from its start (waiting for the lock) to its turn's end. */
   ownSendMessageId: string | undefined;
+  /** That send went out while the turn before it was live: no turn ended before it (see `inServerOrder`). */
+  ownSendOverlapsTurn = false;
   /** The reply of the last turn of another tab a resume showed (see `inServerOrder`). */
   followedReplyId: string | undefined;
   /** Set by `useDurableChat` / `useFollowTurns`: how another tab's turn ended on its screen. */
@@ -490,8 +492,9 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       refused: (messageId) => {
         this.refusedMessageId = messageId;
       },
-      ownSend: (messageId) => {
+      ownSend: (messageId, overlapsTurn) => {
         this.ownSendMessageId = messageId;
+        this.ownSendOverlapsTurn = overlapsTurn === true;
       },
       followedReply: (messageId) => {
         this.followedReplyId = messageId;

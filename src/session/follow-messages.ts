@@ -10,6 +10,7 @@ interface FollowState {
   readonly foundTurnMessage: UIMessage | undefined;
   refusedMessageId: string | undefined;
   readonly ownSendMessageId: string | undefined;
+  readonly ownSendOverlapsTurn: boolean;
   followedReplyId: string | undefined;
   /** News of a turn before one this tab sent since (see `ChatSessionHandle.isEarlierFinal`). */
   isEarlierFinal(final: RemoteFinal<UIMessage>): boolean;
@@ -94,11 +95,17 @@ export function withoutRefused<M extends UIMessage>(handle: FollowState, message
 
 /**
  * True when a send of this tab waited for the turn a resume just showed (`inServerOrder` has
- * something to move); otherwise that turn's reply is forgotten here. Asked first, so that the
+ * something to move; a send that went out while that turn was live stands where it was sent, as
+ * `useChat` shows it); otherwise that turn's reply is forgotten here. Asked first, so that the
  * chat is not written (and rendered again) for nothing.
  */
 export function needsServerOrder(handle: FollowState): boolean {
-  if (handle.ownSendMessageId !== undefined && handle.followedReplyId !== undefined) return true;
+  if (
+    handle.ownSendMessageId !== undefined &&
+    !handle.ownSendOverlapsTurn &&
+    handle.followedReplyId !== undefined
+  )
+    return true;
   handle.followedReplyId = undefined;
   return false;
 }

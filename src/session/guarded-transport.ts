@@ -28,7 +28,7 @@ export interface TurnGate {
    * This tab's send of a user message begins (`messageId`), or its turn is over (undefined): while
    * it waits for the lock, another tab's turn it follows goes before it (see `inServerOrder`).
    */
-  ownSend(messageId: string | undefined): void;
+  ownSend(messageId: string | undefined, overlapsTurn?: boolean): void;
   /** A resume that shows another tab's turn shows its reply under this id (see `inServerOrder`). */
   followedReply(messageId: string): void;
   /** The send is over (its stream was returned, or it failed). */
@@ -107,6 +107,9 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     };
     try {
       await this.#gate.enter();
+      // Sent while the turn it would wait for is still live (the owner sends again, a reload's
+      // resume not answered yet): it goes out now, so the chat's order is the server's already.
+      if (ownMessageId !== undefined && (await this.#gate.turnLive())) this.#gate.ownSend(ownMessageId, true);
     } catch (error) {
       ownOver();
       update('none', error instanceof Error ? error : undefined);

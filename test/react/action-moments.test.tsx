@@ -597,7 +597,11 @@ const ACTIONS: Record<string, Action> = {
   'the owner sends again, a second tab follows': {
     tabs: true,
     opensSecondTab: true,
-    apply: async ({ a, b, moment }) => sendsAgain(a, [a, b as Tab], moment),
+    // After a reload the second tab takes the turn over and holds the lock to its end: A's send
+    // waits for it and goes out after it. useDurableChat then shows, and saves, the server's
+    // order; useChat keeps each message where it was sent (docs/react.md, Tabs).
+    apply: async ({ a, b, moment, mount }) =>
+      sendsAgain(a, [a, b as Tab], moment, mount === mountDurable && moment.secondTabTakesOver === true),
   },
   // The user stops A's turn in the tab that drives it, or in the second tab that follows it (the
   // README: stop works from a following tab too). Every tab ends with the reply as the owner
@@ -648,13 +652,14 @@ function stopped(a: Tab, second: Tab, stopper: 'a' | 'b', moment: Moment): Cell 
  * Each request's onFinish saves the messages at its end: the first's holds the second message
  * (sent meanwhile) but not its reply.
  */
-function sendsAgain(a: Tab, tabs: Tab[], moment: Moment): Cell {
+function sendsAgain(a: Tab, tabs: Tab[], moment: Moment, sentAfterTurn = false): Cell {
   a.send(OTHER);
   if (!moment.duringTurn) return bothTurns(a, a, tabs);
   const [asked, answered] = [`user: ${OTHER}`, reply(OTHER)];
-  const expected = moment.replyStarted
-    ? [`user: ${TEXT}`, reply(TEXT), asked, answered]
-    : [`user: ${TEXT}`, asked, reply(TEXT), answered];
+  const expected =
+    moment.replyStarted || sentAfterTurn
+      ? [`user: ${TEXT}`, reply(TEXT), asked, answered]
+      : [`user: ${TEXT}`, asked, reply(TEXT), answered];
   const texts = expected.map((line) => line.replace(/^(user|assistant): /, ''));
   return {
     tabs,
@@ -698,40 +703,13 @@ const PATHS: Record<string, Mount> = {
 
 /**
  * Cells that fail: the defect each shows, skipped (with the reason in the title) until fixed.
- * Key: `${path}: ${action} at "${moment}"`. Before the moment "reloaded mid-reply, its read not
- * answered yet" there were none (the last ones: with the BroadcastChannel lease, the owner's own
- * send right after its turn, a second tab following, was refused with TURN_IN_OTHER_TAB now and
- * then; fixed in TabCoordinator.waitForOwnership).
+ * Key: `${path}: ${action} at "${moment}"`. None now. The last ones were "the owner sends again"
+ * at "reloaded mid-reply, its read not answered yet": the send's reply reached useChat while the
+ * resumed one still streamed (saved early; fixed in `TurnStream.showAfter`), and useDurableChat
+ * moved a message sent during the live turn after its reply (`GuardedTransport` notes the
+ * overlap) or saved before it moved one that waited (`DurableChatController`'s onFinish).
  */
-const KNOWN_DEFECTS: Record<string, string> = {
-  // No reply is lost any more (a send drained the resumed turn and the resume returned nothing:
-  // fixed, test/transport/send-during-resume.test.ts); what is left is when and in which order.
-  ...atReloaded(
-    ['useChat + useChatSession'],
-    ['the owner sends again'],
-    'the resume’s request ends only after the send’s reply: both saves hold the whole transcript (the first was to stop at the first reply)',
-  ),
-  ...atReloaded(
-    ['useDurableChat'],
-    ['the owner sends again'],
-    "the tab ends in the server's order (the first reply before the second message), its first save in the sender's",
-  ),
-  ...atReloaded(
-    ['useDurableChat'],
-    ['the owner sends again, a second tab follows'],
-    "every tab ends in the server's order (the reply before the second message), not the sender's",
-  ),
-};
-
-/** Known defects at "reloaded mid-reply, its read not answered yet": each action with Web Locks and with the lease. */
-function atReloaded(paths: string[], actions: string[], reason: string): Record<string, string> {
-  const cells: Record<string, string> = {};
-  for (const path of paths)
-    for (const action of actions)
-      for (const variant of [action, `${action}, BroadcastChannel lease`])
-        cells[`${path}: ${variant} at "${RELOADED}"`] = reason;
-  return cells;
-}
+const KNOWN_DEFECTS: Record<string, string> = {};
 
 describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
   const path = _path;
