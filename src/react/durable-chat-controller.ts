@@ -3,9 +3,10 @@ import { generateId, type UIMessage } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
 import { foundLiveTurn } from '../client/live-turn.js';
 import { ValidationError } from '../errors/validation-error.js';
-import { type ChatSessionHandle, takeBackLeftTurn } from '../session/chat-session-handle.js';
+import type { ChatSessionHandle } from '../session/chat-session-handle.js';
 import type { RemoteFinal, RemoteTurn } from '../session/chat-session-options.js';
 import { inServerOrder, withoutRefused, withRemoteFinal } from '../session/follow-messages.js';
+import { takeBackLeftTurn } from '../session/left-turns.js';
 import type { SessionCallOptions } from '../transport/session-chat-transport.js';
 
 /** `Chat`'s options, taken from `@ai-sdk/react` itself (it may bundle its own copy of `ai`). */
@@ -187,7 +188,7 @@ export class DurableChatController<UI_MESSAGE extends UIMessage> {
     this.#resumedOnMount = true;
     // A turn another tab still owns is shown read-only, not answered; a turn this page made and
     // left midway (unmount, chat switch) is this page's to answer, however the tabs settle.
-    const ownTurn = takeBackLeftTurn(this.#handle);
+    const ownTurn = takeBackLeftTurn(this.#handle, this.#handle.client.environment.warn);
     if (!ownTurn && this.#handle.getTabState().following) this.#followingTurn = true;
     this.resume();
   }

@@ -21,20 +21,13 @@ import { DEFAULT_RENDER_THROTTLE_MS } from './delta-pacer.js';
 import { GuardedTransport, type TurnGate } from './guarded-transport.js';
 import { isDevelopment } from './is-development.js';
 import { latestTransportOptions } from './latest-transport-options.js';
+import { forgetLeftTurn, keepLeftTurnsForReload, noteLeftTurn, takeBackLeftTurn } from './left-turns.js';
 import type { PacingClock } from './relay-stream.js';
 import { RenderBatch } from './render-batch.js';
 import { ActivityTracker } from './request-activity.js';
 import { type SessionStateSource, sessionRegistry } from './session-registry.js';
 import { TabCoordinator } from './tab-coordinator.js';
 import { TabLife } from './tab-life.js';
-
-/**
- * Chats this page let go of (unmount, chat switch) while it drove their live turn, by session
- * identity, with the cursor it had read by then. When the chat is shown again and the live turn
- * started no later than that cursor, it is the same turn: this page made it, so it answers it
- * (`useDurableChat` calls `onFinish`), even while the tabs are still settling who owns it.
- */
-const turnsLeftMidway = new Map<string, number | undefined>();
 
 /** The `throttle` option as a pacing window: the default when unset, 0 (off) when not a positive number. */
 function renderWindowOf(options: ChatSessionOptions): number {
@@ -231,7 +224,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       clearTimeout(this.#disposeTimer);
       this.#disposeTimer = undefined;
       // StrictMode's cleanup and setup back to back: the page never left.
-      if (this.#markedLeaving) turnsLeftMidway.delete(this.identity);
+      if (this.#markedLeaving) forgetLeftTurn(this.identity);
       this.#markedLeaving = false;
     } else if (this.#life === undefined) this.#start();
     let detached = false;
@@ -386,6 +379,16 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     });
     const unregister = sessionRegistry.register(this);
     this.#life.addCleanup(unregister);
+    // A reload unmounts nothing: the page notes the turn it drives for the page that replaces it.
+    const unloading = (event: PageTransitionEvent) => {
+      if (event.persisted) return; // kept in the back-forward cache: this page comes back as it is
+      this.#noteLeaving();
+      keepLeftTurnsForReload((message) => this.#warn(message));
+    };
+    if (typeof window !== 'undefined') {
+      window.addEventListener('pagehide', unloading);
+      this.#life.addCleanup(() => window.removeEventListener('pagehide', unloading));
+    }
     // A failed load is reported by the tab life (and by the chat's first request).
     client.ready().then(
       () => this.#noteFoundTurn(),
@@ -440,7 +443,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
     const drove = this.#tabState.mode === 'none' || this.#tabState.owner || this.#inFlight > 0;
     // A send still on its way makes the turn live in a moment: it is this page's too.
     if (state === undefined || state.closed || !(state.turnLive || this.#inFlight > 0) || !drove) return;
-    turnsLeftMidway.set(this.identity, state.lastEventId);
+    noteLeftTurn(this.identity, state.lastEventId);
     this.#markedLeaving = true;
   }
 
@@ -534,7 +537,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         // answer, whichever tab drives it now: the rule of `useDurableChat`'s resume on mount
         // (which asks first, so this is for `useChat`'s own resume). Else no tab saves it: the
         // tab that took it over was following it when its read began (`isFollowingTurn()`).
-        if (takeBackLeftTurn(this)) return false;
+        if (takeBackLeftTurn(this, (message) => this.#warn(message))) return false;
         // Also a turn this tab got the lock for only to read it to its end (see `TabPhase`).
         return life.showsOtherTabsTurn();
       },
@@ -567,24 +570,4 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   #notify(): void {
     for (const listener of [...this.#changeListeners]) listener();
   }
-}
-
-/**
- * True (once) when the chat's live turn, just loaded, is the one this page left midway
- * (unmount, chat switch): this page made it, so it is not another tab's turn to follow.
- * (`useDurableChat` asks; outside the class, so that an app bundling `useChatSession` alone
- * does not carry it.)
- */
-export function takeBackLeftTurn(handle: {
-  readonly identity: string;
-  getState(): ChatSessionState;
-}): boolean {
-  const { identity } = handle;
-  if (!turnsLeftMidway.has(identity)) return false;
-  const leftAt = turnsLeftMidway.get(identity);
-  turnsLeftMidway.delete(identity);
-  const { turnLive, closed, turnStartCursor } = handle.getState();
-  if (!turnLive || closed) return false;
-  // A turn another tab started after this page left begins past the cursor it had read.
-  return turnStartCursor === undefined || (leftAt !== undefined && turnStartCursor <= leftAt);
 }

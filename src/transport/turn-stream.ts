@@ -511,22 +511,6 @@ export class TurnStream {
     this.#end('released');
   }
 
-  /**
-   * This send's reply goes to its consumer only after `earlier` replies (turns a send while they
-   * streamed left draining) have all been handed to theirs: the AI SDK reads both streams at
-   * once, and would otherwise show, and save at the first one's end, the second reply early.
-   */
-  showAfter(earlier: readonly TurnStream[]): void {
-    if (earlier.length === 0) return;
-    const shown = Promise.all(earlier.map((turn) => turn.#outbox.whenDone()))
-      // A macrotask more: the consumer of the earlier stream (the AI SDK's request, a relay in
-      // between) takes its last chunks and its end in microtasks, and runs its `onFinish` then.
-      .then(() => new Promise((resolve) => setTimeout(resolve, 0)));
-    this.#outbox.holdUntil(shown, () => {
-      if (!this.#outbox.pending) this.#wakeProducer();
-    });
-  }
-
   /** The stream will not be read (a settled reconnect): keep reading to move the cursor, drop chunks. */
   detach(): void {
     this.#detached = true;

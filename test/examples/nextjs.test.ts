@@ -304,7 +304,7 @@ describe('examples/nextjs in Chromium', () => {
  * before and are gone: clicking in a tab that is not in front waited ~1.2 s for animation
  * frames Chromium runs only a few times a second there (the user brings the tab to the front
  * before acting in it, as a person would), and `waitForFunction` polled on animation frames
- * (it polls every 50 ms now). 12 runs × (1 navigate case + 4 approval moments) × 2 paths.
+ * (it polls every 50 ms now). 12 runs × (1 navigate case + 1 owner reload + 4 approval moments) × 2 paths.
  */
 const REPEATS = 12;
 const runs = Array.from({ length: REPEATS }, (_, index) => index + 1);
@@ -348,6 +348,40 @@ describe.each(HOOKS)(
         await expect.poll(() => page.savedTranscript(chatId), { timeout: 5_000 }).toEqual(shown);
         expect(await page.chatError()).toBeNull();
         expect(page.errors).toEqual([]);
+      },
+    );
+
+    // A real reload leaves no memory of the old page (the React matrix's reload keeps the module
+    // state): the second tab takes the turn over, and the reloaded page must still answer it.
+    // On `useDurableChat` only for now: on `/` the owner shows none of the reply while it streams
+    // when a second tab already shows the chat (a defect found here, open; it shows at the end).
+    const onDurable = hook === 'useDurableChat' ? it.each(runs) : it.skip.each(runs);
+    onDurable(
+      'the sending tab reloaded mid-reply while another tab shows the chat: both end alike, and the turn is saved (run %i)',
+      async (run) => {
+        const owner = await open(`owner-reload-${hook}-${run}`, path);
+        const chatId = await owner.chatId();
+        const other = await ExamplePage.open(browser.context, chatUrl(path, chatId));
+        pages.push(other);
+        await owner.page.bringToFront();
+        await sendLongAndWaitMidReply(owner);
+        await owner.page.reload();
+        await owner.ready();
+        await owner.waitForReplyContaining(DEMO.long.ending);
+        await other.waitForReplyContaining(DEMO.long.ending);
+        await owner.waitForIdle();
+        await other.waitForIdle();
+        const shown = await owner.transcript();
+        const both = JSON.stringify({ owner: shown, other: await other.transcript() });
+        expect(shown, both).toHaveLength(2);
+        expect(occurrences(shown[1] ?? '', DEMO.long.ending), both).toBe(1);
+        await expect.poll(() => other.transcript(), { timeout: 5_000 }).toEqual(shown);
+        await expect.poll(() => owner.savedTranscript(chatId), { timeout: 5_000 }).toEqual(shown);
+        expect((await sessionInfo(example.devServer, chatId)).in.nextSeq).toBe(1);
+        expect(await owner.chatError()).toBeNull();
+        expect(await other.chatError()).toBeNull();
+        expect(owner.errors).toEqual([]);
+        expect(other.errors).toEqual([]);
       },
     );
 
