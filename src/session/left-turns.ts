@@ -27,9 +27,8 @@ export function forgetLeftTurn(identity: string): void {
 
 /**
  * True (once) when the chat's live turn, just loaded, is the one this page (or the page a reload
- * replaced) left midway: this page made it, so it is not another tab's turn to follow.
- * (`useDurableChat` asks; outside the handle, so that an app bundling `useChatSession` alone
- * does not carry it.)
+ * replaced) left midway: this page made it, so it is not another tab's turn to follow. Asked by
+ * `useDurableChat`'s resume on mount and by `useChat`'s own resume (the handle's gate).
  */
 export function takeBackLeftTurn(
   handle: { readonly identity: string; getState(): ChatSessionState },

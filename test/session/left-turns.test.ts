@@ -65,6 +65,18 @@ describe('the turn a page left midway, across a reload', () => {
     expect(sessionStorage.length).toBe(0);
   });
 
+  it('storage that refuses the write (full, blocked) is reported, not thrown', async () => {
+    const page = await newPage('navigate');
+    page.noteLeftTurn('["chat-1"]', 12);
+    vi.spyOn(sessionStorage, 'setItem').mockImplementationOnce(() => {
+      throw new DOMException('quota exceeded', 'QuotaExceededError');
+    });
+    const warnings: string[] = [];
+    expect(() => page.keepLeftTurnsForReload((message) => warnings.push(message))).not.toThrow();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/QuotaExceededError|quota exceeded/);
+  });
+
   it('unreadable kept state is reported, not thrown', async () => {
     sessionStorage.setItem('durable-chat:turns-left-midway', '{not json');
     const after = await newPage('reload');
