@@ -15,6 +15,11 @@ export interface ClientEnvironment {
    * Returns an unsubscribe function.
    */
   onWake: (listener: () => void) => () => void;
+  /**
+   * Calls `listener` when the page goes away for good (`pagehide`, not kept in the back-forward
+   * cache): what only this page knows must be written down now. Returns an unsubscribe function.
+   */
+  onUnload: (listener: () => void) => () => void;
   /** Where recoverable problems (a corrupt persisted record) are reported. */
   warn: (message: string) => void;
 }
@@ -38,9 +43,18 @@ function browserWake(listener: () => void): () => void {
   };
 }
 
+function browserUnload(listener: () => void): () => void {
+  const win = (globalThis as { window?: EventTarget }).window;
+  const onPageHide = (event: Event) => {
+    if ((event as Event & { persisted?: boolean }).persisted !== true) listener();
+  };
+  win?.addEventListener?.('pagehide', onPageHide);
+  return () => win?.removeEventListener?.('pagehide', onPageHide);
+}
+
 /**
  * The host's environment with nothing overridden, built once: its functions read the globals
- * per call, so every client can share it instead of holding seven closures of its own.
+ * per call, so every client can share it instead of holding eight closures of its own.
  */
 let hostEnvironment: ClientEnvironment | undefined;
 
@@ -67,6 +81,7 @@ function buildEnvironment(overrides: Partial<ClientEnvironment>): ClientEnvironm
       overrides.clearTimeout ??
       ((handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>)),
     onWake: overrides.onWake ?? browserWake,
+    onUnload: overrides.onUnload ?? browserUnload,
     warn: overrides.warn ?? ((message) => console.warn(`[durable-chat] ${message}`)),
   };
 }

@@ -629,8 +629,19 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       if (changed !== key || newValue === null || (storageArea !== null && storageArea !== web.area()))
         return;
       // A trailing tab merges the record once its read ends (see `trailing`).
-      if (this.#phase.type === 'trailing' || !this.#adopt(newValue)) return;
-      this.#learnedOfTurn();
+      if (this.#phase.type === 'trailing') return;
+      // Merged, not written back: this tab's copy of a turn it learns of here lacks what only its
+      // writer knows (the append of a send its page left before it went out), and written back
+      // it would replace that record, so neither the reloaded page nor a tab taking the turn over
+      // could send the message (every tab waiting for a reply that never comes).
+      const hold = client.holdPersistence();
+      let learned: boolean;
+      try {
+        learned = this.#adopt(newValue);
+      } finally {
+        hold();
+      }
+      if (learned) this.#learnedOfTurn();
     };
     target.addEventListener('storage', onStorage);
     this.#cleanups.push(() => {

@@ -424,6 +424,55 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const startedAt = client.environment.now();
     const body = serializeAppend(chunk as ChatInputChunk); // PAYLOAD_TOO_LARGE before any request
     const partId = randomPartId();
+    const kind = call.trigger === 'submit-message' ? 'message' : 'regenerate';
+    /** This send's ledger entry, once its append goes out (or the page leaves before that). */
+    let sent: TurnEntry | undefined;
+    // Until its append goes out, this send is known to this page only, while the app shows (and
+    // often saves) the message at once. A page leaving then (a reload) notes it as sent, so the
+    // page that replaces it, or a tab taking the turn over, sends it under its part id.
+    const leaving = client.environment.onUnload(() => {
+      sent ??= this.#noteUnsent(entry, kind, partId, body);
+    });
+    try {
+      return await this.#sendTurn(entry, chunk, call, { startedAt, body, partId, kind }, (own) => {
+        leaving();
+        sent ??= own();
+        return sent;
+      });
+    } finally {
+      leaving();
+    }
+  }
+
+  /**
+   * A send the page leaves before its append went out: live from here in the shared record,
+   * its append unanswered (what a reload or a takeover sends again). Not when the session does
+   * not exist yet (nothing to resume), or a live turn streams (the send would wait behind it).
+   */
+  #noteUnsent(
+    entry: ChatEntry,
+    kind: 'message' | 'regenerate',
+    partId: string,
+    body: string,
+  ): TurnEntry | undefined {
+    const state = entry.client.getState();
+    if (state.sessionId === undefined || state.closed || state.turnLive) return undefined;
+    return entry.ledger.goLive(kind, { partId, body, startCursor: state.lastEventId, priorSeq: undefined });
+  }
+
+  async #sendTurn(
+    entry: ChatEntry,
+    chunk: ChatInputChunk<UI_MESSAGE>,
+    call: {
+      trigger: 'submit-message' | 'regenerate-message';
+      headers: ChatRequestOptions['headers'];
+      abortSignal: AbortSignal | undefined;
+    },
+    send: { startedAt: number; body: string; partId: string; kind: 'message' | 'regenerate' },
+    goingOut: (own: () => TurnEntry) => TurnEntry,
+  ): Promise<ReadableStream<UIMessageChunk>> {
+    const { client } = entry;
+    const { startedAt, body, partId, kind } = send;
     await client.ensureSession();
     const before = client.getState();
     const active = entry.active;
@@ -473,7 +522,6 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       entry.draining ??= new Set();
       entry.draining.add(earlier);
     }
-    /** This send's ledger entry, once its append goes out. */
     let sent: TurnEntry | undefined;
     const turn = this.#replace(
       entry,
@@ -530,20 +578,21 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // A turn whose stop is on its way is over for this page: this send is the live one now.
     const wasLive = client.getState().turnLive && !ledger.stopping;
     const inSeqBefore = entry.inSeq;
-    const kind = call.trigger === 'submit-message' ? 'message' : 'regenerate';
     const expected = turn.expectedInSeq;
     // Its body is kept on its entry until the append is answered (a reload sends it again).
-    const own = wasLive
-      ? // The live mark stays the earlier turn's (a resume shows that one first).
-        ledger.open(kind, { partId, body })
-      : ledger.goLive(kind, {
-          partId,
-          body,
-          // Records up to the edge found before the append (earlier turns, read while locating)
-          // are not this turn's: a resume starts after them.
-          startCursor: laterCursor(turn.edgeCursor, before.lastEventId),
-          priorSeq: expected === undefined ? undefined : expected - 1,
-        });
+    const own = goingOut(() =>
+      wasLive
+        ? // The live mark stays the earlier turn's (a resume shows that one first).
+          ledger.open(kind, { partId, body })
+        : ledger.goLive(kind, {
+            partId,
+            body,
+            // Records up to the edge found before the append (earlier turns, read while locating)
+            // are not this turn's: a resume starts after them.
+            startCursor: laterCursor(turn.edgeCursor, before.lastEventId),
+            priorSeq: expected === undefined ? undefined : expected - 1,
+          }),
+    );
     sent = own;
     this.#owners.set(turn, own);
     // The stream is returned now, not when the append is answered: a slow or retried append

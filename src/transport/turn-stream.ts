@@ -421,9 +421,11 @@ export class TurnStream {
     const expected = this.expectedInSeq;
     if (this.#holdUntilStored && seq !== undefined && expected !== undefined && seq > expected) {
       this.#othersUntil = seq - 1;
-    } else if (this.#edgeGuessed && this.#holdUntilStored && seq !== undefined) {
+    } else if (this.#edgeGuessed && this.#holdUntilStored && seq !== undefined && seq > 0) {
       // The edge was a guess: inputs before this one may have turns to come first, until the
-      // late batch's turn-complete (at or below the edge) or a later one says otherwise.
+      // late batch's turn-complete (at or below the edge) or a later one says otherwise. The
+      // chat's first input has none before it: its reply streams as it comes (held, the first
+      // message in a chat another tab or page had opened showed nothing until its reply ended).
       this.#othersUntil = seq - 1;
     }
     const { queued, caughtUp } = this.#phase;

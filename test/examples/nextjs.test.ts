@@ -250,6 +250,10 @@ describe('examples/nextjs in Chromium', () => {
     const follower = await ExamplePage.open(browser.context, `${example.url}/?chat=${chatId}`);
     pages.push(follower);
     await owner.send(DEMO.long.prompt);
+    // The owner's reply streams there too (the follower made the session, so the owner's first
+    // send cannot know `.out` is empty: it showed nothing until the reply had ended).
+    await owner.waitForReplyLength(120);
+    expect(await owner.isStreamingWithText()).toBe(true);
     // The follower shows the owner's message and the reply while it streams, read-only.
     await follower.waitForReplyLength(120);
     await follower.page.locator('[data-testid="session-status"][data-following="true"]').waitFor();
@@ -353,10 +357,7 @@ describe.each(HOOKS)(
 
     // A real reload leaves no memory of the old page (the React matrix's reload keeps the module
     // state): the second tab takes the turn over, and the reloaded page must still answer it.
-    // On `useDurableChat` only for now: on `/` the owner shows none of the reply while it streams
-    // when a second tab already shows the chat (a defect found here, open; it shows at the end).
-    const onDurable = hook === 'useDurableChat' ? it.each(runs) : it.skip.each(runs);
-    onDurable(
+    it.each(runs)(
       'the sending tab reloaded mid-reply while another tab shows the chat: both end alike, and the turn is saved (run %i)',
       async (run) => {
         const owner = await open(`owner-reload-${hook}-${run}`, path);
@@ -377,6 +378,74 @@ describe.each(HOOKS)(
         expect(occurrences(shown[1] ?? '', DEMO.long.ending), both).toBe(1);
         await expect.poll(() => other.transcript(), { timeout: 5_000 }).toEqual(shown);
         await expect.poll(() => owner.savedTranscript(chatId), { timeout: 5_000 }).toEqual(shown);
+        expect((await sessionInfo(example.devServer, chatId)).in.nextSeq).toBe(1);
+        expect(await owner.chatError()).toBeNull();
+        expect(await other.chatError()).toBeNull();
+        expect(owner.errors).toEqual([]);
+        expect(other.errors).toEqual([]);
+      },
+    );
+
+    // Moments before the append is answered: the browser holds a request of the send until the
+    // page has gone (the reload cancels it), so the server never stored the message, which the
+    // app shows (and saved) at once. Someone must send it, under its part id: the reloaded page
+    // or the tab that took the turn over. `.out` held: the send is still locating the chat's
+    // edge (another tab made the session, so its `.out` may hold turns), its append not yet out.
+    const unsentMoments = [
+      { moment: 'while its read locates the edge', held: (url: URL) => url.pathname.endsWith('/out') },
+      { moment: 'while its append is on its way', held: (url: URL) => url.pathname.endsWith('/in/append') },
+    ];
+    it.each(
+      unsentMoments.flatMap(({ moment, held }, index) => runs.map((run) => ({ moment, held, index, run }))),
+    )(
+      'the sending tab reloaded $moment, another tab showing the chat: the message is answered once, in both tabs (run $run)',
+      async ({ held, index, run }) => {
+        const owner = await open(`owner-reload-unsent-${hook}-${index}-${run}`, path);
+        const chatId = await owner.chatId();
+        // The session was made elsewhere (another device, through the app's route): this page
+        // cannot know `.out` is empty, so its send reads to the edge first.
+        const started = await fetch(`${example.url}/api/chat-session`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ action: 'start', chatId }),
+        });
+        expect(started.ok).toBe(true);
+        await owner.page.goto(chatUrl(path, chatId));
+        await owner.ready();
+        const other = await ExamplePage.open(browser.context, chatUrl(path, chatId));
+        pages.push(other);
+        await owner.page.bringToFront();
+        let requested = () => {};
+        const sent = new Promise<void>((resolve) => {
+          requested = resolve;
+        });
+        let reloaded = () => {};
+        const gone = new Promise<void>((resolve) => {
+          reloaded = resolve;
+        });
+        // Held until the page is gone, then dropped: it never reaches the server.
+        await owner.page.route(held, async (route) => {
+          requested();
+          await gone;
+          await route.abort().catch(() => undefined); // the reload cancelled it already
+        });
+        await owner.send(DEMO.markdown.prompt);
+        await sent;
+        await owner.page.unroute(held);
+        await owner.page.reload();
+        reloaded();
+        await owner.ready();
+        await owner.waitForReplyContaining(SHORT_REPLY);
+        await other.waitForReplyContaining(SHORT_REPLY);
+        await owner.waitForIdle();
+        await other.waitForIdle();
+        const shown = await owner.transcript();
+        const both = JSON.stringify({ owner: shown, other: await other.transcript() });
+        expect(shown, both).toHaveLength(2);
+        expect(shown[0], both).toBe(`user: ${DEMO.markdown.prompt}`);
+        expect(occurrences(shown[1] ?? '', SHORT_REPLY), both).toBe(1);
+        await expect.poll(() => other.transcript(), { timeout: 5_000 }).toEqual(shown);
+        // Stored once, however many tabs sent it again.
         expect((await sessionInfo(example.devServer, chatId)).in.nextSeq).toBe(1);
         expect(await owner.chatError()).toBeNull();
         expect(await other.chatError()).toBeNull();

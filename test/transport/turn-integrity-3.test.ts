@@ -712,6 +712,66 @@ describe('item 6: a late first batch never shows another device’s reply as our
   });
 });
 
+describe('the first message of a chat another page opened (its session already made, `.out` empty)', () => {
+  it('streams its reply as it comes, not all at once when it ends', async () => {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const gatedAgent = defineAgent({
+      id: 'gated',
+      async *run() {
+        yield { type: 'start' } as UIMessageChunk;
+        yield { type: 'text-start', id: 't' } as UIMessageChunk;
+        yield { type: 'text-delta', id: 't', delta: 'before the gate' } as UIMessageChunk;
+        await gate;
+        yield { type: 'text-delta', id: 't', delta: ', after it' } as UIMessageChunk;
+        yield { type: 'text-end', id: 't' } as UIMessageChunk;
+        yield { type: 'finish' } as UIMessageChunk;
+      },
+    });
+    const own = await startEchoServer({ agents: [echoAgent, gatedAgent] });
+    const chatId = uniqueChatId('first-send-preexisting');
+    // Another tab opened the chat from a link: it made the session, nothing was sent yet.
+    const other = transportFor('gated', {}, own).transport;
+    await other.getClient(chatId).ensureSession();
+    const { transport } = transportFor('gated', {}, own);
+    const stream = await transport.sendMessages({
+      chatId,
+      trigger: 'submit-message',
+      messageId: undefined,
+      messages: [userMessage('hello')],
+      abortSignal: undefined,
+    });
+    expect(transport.getClient(chatId).sessionPreexisted).toBe(true);
+    // The agent waits until the first delta is read here; held, it would come only after the
+    // reply ended (the gate then opens after 3 s anyway, so the failure is an assertion).
+    let opened = false;
+    const fallback = setTimeout(() => {
+      opened = true;
+      open();
+    }, 3_000);
+    const reader = stream.getReader();
+    const seen: string[] = [];
+    let openBeforeFirstDelta: boolean | undefined;
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      if (next.value.type !== 'text-delta') continue;
+      seen.push(next.value.delta);
+      if (openBeforeFirstDelta === undefined) {
+        openBeforeFirstDelta = opened;
+        open();
+      }
+    }
+    clearTimeout(fallback);
+    expect(openBeforeFirstDelta).toBe(false);
+    expect(seen).toEqual(['before the gate', ', after it']);
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(1);
+    transport.close();
+    other.close();
+    await own.close();
+  });
+});
+
 describe('a message whose append was unanswered when the page went away', () => {
   async function leaveWithAppendInFlight(
     own: DevServer,
@@ -745,6 +805,96 @@ describe('a message whose append was unanswered when the page went away', () => 
     expect(resumed.error).toBeUndefined();
     expect(transcript(resumed.messages).slice(-1)).toEqual(['assistant: Echo: sent just before the reload']);
     expect(own.inspect(chatId)?.in.nextSeq).toBe(2); // the earlier message and this one, once
+    transport.close();
+    await own.close();
+  });
+
+  it('left before it went out (its read still locating the edge): noted at the unload, sent by the reloaded page, stored once', async () => {
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('left-before-append');
+    const earlier = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
+    const before = new TestChat({ id: chatId, transport: earlier });
+    await before.sendMessage({ text: 'an earlier turn' });
+    await earlier.getClient(chatId).flushPersistence();
+    earlier.close();
+
+    // A page loaded on the chat: its send reads to the edge first, and that read never answers.
+    const unloads = new Set<() => void>();
+    const requests: string[] = [];
+    const stalledOut: typeof fetch = (input, init) => {
+      const path = urlOf(input).pathname;
+      requests.push(path);
+      if (!path.endsWith('/out')) return fetch(input, init);
+      return new Promise<Response>((_, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason), { once: true });
+      });
+    };
+    const page = transportFor(
+      'echo',
+      {
+        persistence: memoryPersistence(records),
+        fetch: stalledOut,
+        environment: {
+          onUnload: (listener) => {
+            unloads.add(listener);
+            return () => unloads.delete(listener);
+          },
+        },
+      },
+      own,
+    ).transport;
+    const chat = new TestChat({ id: chatId, transport: page, messages: before.messages });
+    void chat.sendMessage({ text: 'sent just before the reload' });
+    await waitFor(() => requests.some((path) => path.endsWith('/out')), 5_000, 'the send’s read');
+    expect(requests.filter((path) => path.endsWith('/in/append'))).toEqual([]);
+    expect(page.getState(chatId).turnLive).toBe(false);
+    expect(unloads.size).toBe(1);
+    for (const unload of [...unloads]) unload(); // the page goes away (a reload)
+    const left = page.getState(chatId);
+    expect(left.turnLive).toBe(true);
+    expect(left.pendingAppend).toBeDefined();
+    await page.getClient(chatId).flushPersistence();
+    page.close();
+
+    const reloaded = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
+    const resumed = new TestChat({ id: chatId, transport: reloaded, messages: chat.messages });
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual([
+      'user: an earlier turn',
+      'assistant: Echo: an earlier turn',
+      'user: sent just before the reload',
+      'assistant: Echo: sent just before the reload',
+    ]);
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(2); // the earlier message and this one, once
+    reloaded.close();
+    await own.close();
+  });
+
+  it('a send whose append went out stops listening for the unload: leaving later notes nothing', async () => {
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('unload-listener');
+    const unloads = new Set<() => void>();
+    const { transport } = transportFor(
+      'echo',
+      {
+        persistence: memoryPersistence(records),
+        environment: {
+          onUnload: (listener) => {
+            unloads.add(listener);
+            return () => unloads.delete(listener);
+          },
+        },
+      },
+      own,
+    );
+    const chat = new TestChat({ id: chatId, transport });
+    await chat.sendMessage({ text: 'answered' });
+    expect(unloads.size).toBe(0);
+    for (const unload of [...unloads]) unload();
+    expect(transport.getState(chatId).turnLive).toBe(false);
     transport.close();
     await own.close();
   });
