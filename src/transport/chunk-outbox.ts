@@ -15,6 +15,11 @@ export class ChunkOutbox<T> {
   #closeWhenEmpty = false;
   #draining = false;
   #onClosed: (() => void) | undefined;
+  /** Chunks wait here, none go to the stream (an earlier reply is still being shown). */
+  #held = false;
+  /** Set once the stream is closed or its chunks dropped; `#onDone` wait for that. */
+  #done = false;
+  #onDone: (() => void)[] | undefined;
   /**
    * Chunks that may still be enqueued without asking the stream: read once when it runs
    * out, then counted down. Reads only make more room, so the count never overstates it.
@@ -63,11 +68,43 @@ export class ChunkOutbox<T> {
     return this.#next < this.#items.length;
   }
 
+  /**
+   * Holds every chunk here until `until` settles, then hands them over: the reply of a send made
+   * while an earlier reply still streams reaches the consumer after that one has (not interleaved
+   * with it, nor before it in a consumer that reads both streams at once).
+   */
+  holdUntil(until: Promise<unknown>, released: () => void): void {
+    this.#held = true;
+    const release = () => {
+      this.#held = false;
+      this.drain();
+      released();
+    };
+    until.then(release, release);
+  }
+
+  /** Resolves once the stream is closed, or what it was to carry was dropped (cancel, error, discard). */
+  whenDone(): Promise<void> {
+    if (this.#done) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#onDone ??= [];
+      this.#onDone.push(resolve);
+    });
+  }
+
+  #finish(): void {
+    if (this.#done) return;
+    this.#done = true;
+    const waiting = this.#onDone;
+    this.#onDone = undefined;
+    if (waiting !== undefined) for (const resolve of waiting) resolve();
+  }
+
   push(chunk: T): void {
     const merge = this.#merge;
-    if (this.pending) {
-      const last = this.#items[this.#items.length - 1] as T;
-      if (merge === undefined || !merge(last, chunk)) this.#items.push(chunk);
+    if (this.pending || this.#held) {
+      const last = this.#items[this.#items.length - 1];
+      if (last === undefined || merge === undefined || !merge(last, chunk)) this.#items.push(chunk);
       return;
     }
     const tail = this.#tail;
@@ -108,7 +145,7 @@ export class ChunkOutbox<T> {
    * hand-over and a nested call returns at once, so no chunk is handed over twice.
    */
   drain(): void {
-    if (this.#draining) return;
+    if (this.#draining || this.#held) return;
     this.#draining = true;
     try {
       const controller = this.#controller;
@@ -134,6 +171,7 @@ export class ChunkOutbox<T> {
         this.#closeWhenEmpty = false;
         this.#controller.close();
         this.#closed();
+        this.#finish();
       }
     } else if (this.#next > 4096 && this.#next * 2 > this.#items.length) {
       // Keep a long-lived backlog from holding what was already handed over.
@@ -155,6 +193,7 @@ export class ChunkOutbox<T> {
     else {
       this.#controller.close();
       this.#closed();
+      this.#finish();
     }
   }
 
@@ -183,6 +222,7 @@ export class ChunkOutbox<T> {
     this.#next = 0;
     this.#closeWhenEmpty = false;
     this.#onClosed = undefined;
+    this.#finish();
   }
 }
 

@@ -236,7 +236,12 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     // moved the turn to `draining`: it is still read to its end, and its reply is this resume's
     // to show (returning nothing lost it).
     const superseded = entry.active !== turn && entry.draining?.has(turn) !== true;
-    if (superseded || options.abortSignal?.aborted === true) return null;
+    if (superseded) return null;
+    if (options.abortSignal?.aborted === true) {
+      // Nobody will read it: a send's reply held behind it must not wait for it.
+      if (entry.draining?.has(turn) === true) turn.detach();
+      return null;
+    }
     if (turn.finished && !knownStart) {
       turn.detach();
       return null;
@@ -540,6 +545,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       },
       earlier === undefined,
     );
+    if (entry.draining !== undefined) turn.showAfter([...entry.draining]);
     // The stop path: aborting settles the send at once (also mid-retry); an attempt that
     // may have stored the message is followed by a stop. An unmount (abort, then disconnect
     // in the same tick) lets the send finish instead.

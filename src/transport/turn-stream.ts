@@ -513,6 +513,32 @@ export class TurnStream {
     this.#end('released');
   }
 
+  /**
+   * This send's reply goes to its consumer only after the resumed replies among `earlier` (turns
+   * a send while they streamed left draining) have been handed to theirs: the AI SDK reads the
+   * resume's stream and the send's at once, and would otherwise show, and save at the resume's
+   * end, the second reply early. An earlier send's reply is not waited for: useChat shows the
+   * two in its own order there, and held, a tab following this one (useChat, React 18, ai 7)
+   * never showed the second reply.
+   */
+  showAfter(earlier: readonly TurnStream[]): void {
+    const resumed = earlier.filter((turn) => turn.#resumes);
+    if (resumed.length === 0) return;
+    const shown = Promise.all(resumed.map((turn) => turn.#outbox.whenDone()))
+      // A macrotask more: the consumer of the earlier stream (the AI SDK's request, a relay in
+      // between) takes its last chunks and its end in microtasks, and runs its `onFinish` then.
+      .then(() => new Promise((resolve) => setTimeout(resolve, 0)));
+    this.#outbox.holdUntil(shown, () => {
+      if (!this.#outbox.pending) this.#wakeProducer();
+    });
+  }
+
+  /** A resume's stream (`reconnectToStream`: a replay, or a turn of this page's own send resumed). */
+  get #resumes(): boolean {
+    const { mode } = this.#options;
+    return mode.type === 'replay' || mode.resumed === true;
+  }
+
   /** The stream will not be read (a settled reconnect): keep reading to move the cursor, drop chunks. */
   detach(): void {
     this.#detached = true;

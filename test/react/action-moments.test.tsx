@@ -703,29 +703,14 @@ const PATHS: Record<string, Mount> = {
 
 /**
  * Cells that fail: the defect each shows, skipped (with the reason in the title) until fixed.
- * Key: `${path}: ${action} at "${moment}"`. Before the moment "reloaded mid-reply, its read not
- * answered yet" there were none. At it, useDurableChat keeps a message sent during the live turn
- * where it was sent (`GuardedTransport` notes the overlap) and saves after it moved one that
- * waited for the lock (`DurableChatController`'s onFinish): what is left is the saves' timing.
+ * Key: `${path}: ${action} at "${moment}"`. None now. The last ones were "the owner sends again"
+ * at "reloaded mid-reply, its read not answered yet": the send's reply reached the AI SDK while the
+ * resumed one still streamed, so the resume's request ended only after it and both saves held the
+ * whole transcript (`TurnStream.showAfter` holds a send's reply behind a resumed one now), and
+ * useDurableChat moved a message sent during the live turn after its reply (`GuardedTransport`
+ * notes the overlap) or saved before it moved one that waited (`DurableChatController`'s onFinish).
  */
-const KNOWN_DEFECTS: Record<string, string> = {
-  // No reply is lost (fixed, test/transport/send-during-resume.test.ts); what is left is when.
-  ...atReloaded(
-    ['useChat + useChatSession', 'useDurableChat'],
-    ['the owner sends again'],
-    'the resume’s request ends only after the send’s reply: both saves hold the whole transcript (the first was to stop at the first reply)',
-  ),
-};
-
-/** Known defects at "reloaded mid-reply, its read not answered yet": each action with Web Locks and with the lease. */
-function atReloaded(paths: string[], actions: string[], reason: string): Record<string, string> {
-  const cells: Record<string, string> = {};
-  for (const path of paths)
-    for (const action of actions)
-      for (const variant of [action, `${action}, BroadcastChannel lease`])
-        cells[`${path}: ${variant} at "${RELOADED}"`] = reason;
-  return cells;
-}
+const KNOWN_DEFECTS: Record<string, string> = {};
 
 describe.each(Object.entries(PATHS))('%s', (_path, mount) => {
   const path = _path;
