@@ -772,6 +772,21 @@ describe('the first message of a chat another page opened (its session already m
   });
 });
 
+/** An `environment.onUnload` the test fires (`unload()`: the page goes away for good). */
+function unloadSource() {
+  const listeners = new Set<() => void>();
+  return {
+    listeners,
+    onUnload: (listener: () => void) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    unload: () => {
+      for (const listener of [...listeners]) listener();
+    },
+  };
+}
+
 describe('a message whose append was unanswered when the page went away', () => {
   async function leaveWithAppendInFlight(
     own: DevServer,
@@ -820,7 +835,7 @@ describe('a message whose append was unanswered when the page went away', () => 
     earlier.close();
 
     // A page loaded on the chat: its send reads to the edge first, and that read never answers.
-    const unloads = new Set<() => void>();
+    const leaving = unloadSource();
     const requests: string[] = [];
     const stalledOut: typeof fetch = (input, init) => {
       const path = urlOf(input).pathname;
@@ -835,12 +850,7 @@ describe('a message whose append was unanswered when the page went away', () => 
       {
         persistence: memoryPersistence(records),
         fetch: stalledOut,
-        environment: {
-          onUnload: (listener) => {
-            unloads.add(listener);
-            return () => unloads.delete(listener);
-          },
-        },
+        environment: { onUnload: leaving.onUnload },
       },
       own,
     ).transport;
@@ -849,8 +859,8 @@ describe('a message whose append was unanswered when the page went away', () => 
     await waitFor(() => requests.some((path) => path.endsWith('/out')), 5_000, 'the send’s read');
     expect(requests.filter((path) => path.endsWith('/in/append'))).toEqual([]);
     expect(page.getState(chatId).turnLive).toBe(false);
-    expect(unloads.size).toBe(1);
-    for (const unload of [...unloads]) unload(); // the page goes away (a reload)
+    expect(leaving.listeners.size).toBe(1);
+    leaving.unload(); // the page goes away (a reload)
     const left = page.getState(chatId);
     expect(left.turnLive).toBe(true);
     expect(left.pendingAppend).toBeDefined();
@@ -876,24 +886,19 @@ describe('a message whose append was unanswered when the page went away', () => 
     const own = await startEchoServer();
     const records = new Map<string, PersistedChatRecord>();
     const chatId = uniqueChatId('unload-listener');
-    const unloads = new Set<() => void>();
+    const leaving = unloadSource();
     const { transport } = transportFor(
       'echo',
       {
         persistence: memoryPersistence(records),
-        environment: {
-          onUnload: (listener) => {
-            unloads.add(listener);
-            return () => unloads.delete(listener);
-          },
-        },
+        environment: { onUnload: leaving.onUnload },
       },
       own,
     );
     const chat = new TestChat({ id: chatId, transport });
     await chat.sendMessage({ text: 'answered' });
-    expect(unloads.size).toBe(0);
-    for (const unload of [...unloads]) unload();
+    expect(leaving.listeners.size).toBe(0);
+    leaving.unload();
     expect(transport.getState(chatId).turnLive).toBe(false);
     transport.close();
     await own.close();
