@@ -430,19 +430,17 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const body = serializeAppend(chunk as ChatInputChunk); // PAYLOAD_TOO_LARGE before any request
     const partId = randomPartId();
     const kind = call.trigger === 'submit-message' ? 'message' : 'regenerate';
-    /** This send's ledger entry, once its append goes out (or the page leaves before that). */
-    let sent: TurnEntry | undefined;
     // Until its append goes out, this send is known to this page only, while the app shows (and
     // often saves) the message at once. A page leaving then (a reload) notes it as sent, so the
     // page that replaces it, or a tab taking the turn over, sends it under its part id.
+    let noted: TurnEntry | undefined;
     const leaving = client.environment.onUnload(() => {
-      sent ??= this.#noteUnsent(entry, kind, partId, body);
+      noted ??= this.#noteUnsent(entry, kind, partId, body);
     });
     try {
-      return await this.#sendTurn(entry, chunk, call, { startedAt, body, partId, kind }, (own) => {
+      return await this.#sendTurn(entry, chunk, call, { startedAt, body, partId, kind }, (create) => {
         leaving();
-        sent ??= own();
-        return sent;
+        return noted ?? create();
       });
     } finally {
       leaving();
@@ -474,7 +472,8 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       abortSignal: AbortSignal | undefined;
     },
     send: { startedAt: number; body: string; partId: string; kind: 'message' | 'regenerate' },
-    goingOut: (own: () => TurnEntry) => TurnEntry,
+    /** The append goes out: its ledger entry (`create`d now, unless the page noted it as it left). */
+    goingOut: (create: () => TurnEntry) => TurnEntry,
   ): Promise<ReadableStream<UIMessageChunk>> {
     const { client } = entry;
     const { startedAt, body, partId, kind } = send;
@@ -527,6 +526,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       entry.draining ??= new Set();
       entry.draining.add(earlier);
     }
+    /** This send's ledger entry, once its append goes out. */
     let sent: TurnEntry | undefined;
     const turn = this.#replace(
       entry,

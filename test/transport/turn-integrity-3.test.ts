@@ -882,6 +882,58 @@ describe('a message whose append was unanswered when the page went away', () => 
     await own.close();
   });
 
+  it('stopped before it went out, then left: nothing noted, nothing sent after the reload', async () => {
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('stopped-before-append');
+    const earlier = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
+    const before = new TestChat({ id: chatId, transport: earlier });
+    await before.sendMessage({ text: 'an earlier turn' });
+    await earlier.getClient(chatId).flushPersistence();
+    earlier.close();
+
+    const leaving = unloadSource();
+    let outs = 0;
+    const stalledOut: typeof fetch = (input, init) => {
+      if (!urlOf(input).pathname.endsWith('/out')) return fetch(input, init);
+      outs += 1;
+      return new Promise<Response>((_, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason), { once: true });
+      });
+    };
+    const page = transportFor(
+      'echo',
+      {
+        persistence: memoryPersistence(records),
+        fetch: stalledOut,
+        environment: { onUnload: leaving.onUnload },
+      },
+      own,
+    ).transport;
+    const chat = new TestChat({ id: chatId, transport: page, messages: before.messages });
+    const sending = chat.sendMessage({ text: 'stopped at once' });
+    await waitFor(() => outs > 0, 5_000, 'the send’s read');
+    await chat.stop(); // the user stops before the message went out
+    await sending;
+    await waitFor(() => leaving.listeners.size === 0, 5_000, 'the send to let go of the unload');
+    leaving.unload(); // then the page goes away
+    expect(page.getState(chatId).turnLive).toBe(false);
+    await page.getClient(chatId).flushPersistence();
+    page.close();
+
+    const recorder = recordingFetch();
+    const reloaded = transportFor(
+      'echo',
+      { persistence: memoryPersistence(records), fetch: recorder.fetch },
+      own,
+    ).transport;
+    expect(await reloaded.reconnectToStream({ chatId })).toBeNull();
+    expect(recorder.requests.filter((request) => request.path.endsWith('/in/append'))).toEqual([]);
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(1); // the earlier message only
+    reloaded.close();
+    await own.close();
+  });
+
   it('a send whose append went out stops listening for the unload: leaving later notes nothing', async () => {
     const own = await startEchoServer();
     const records = new Map<string, PersistedChatRecord>();
