@@ -6,7 +6,7 @@
 
 /** How appends retry and how `.out` reads reconnect. Every field is optional. */
 export interface RetryOptions {
-  /** Attempts for one logical append, the first one included. Default 6. */
+  /** Attempts for one logical append, or for the session's start, the first one included. Default 6. */
   maxAttempts?: number;
   /**
    * Consecutive `.out` reconnects without a new record before a live read gives up with

@@ -7,9 +7,9 @@ import { utf8ByteLength } from '../protocol/utf8.js';
 import { serializeAppend } from '../protocol/validate.js';
 import { type AppendResult, appendWithRetry } from './append-request.js';
 import { type ClientContext, createClientContext } from './client-context.js';
-import { type ClientEnvironment, listenForAbort, randomPartId } from './environment.js';
+import { type ClientEnvironment, listenForAbort, randomPartId, sleep } from './environment.js';
 import type { SessionEvent, SessionEventHandler } from './events.js';
-import { callbackWithTimeout, type HeadersOption } from './http.js';
+import { callbackWithTimeout, type HeadersOption, isTransientCallbackError } from './http.js';
 import {
   type InspectionNote,
   inspectNote,
@@ -23,7 +23,7 @@ import type { SessionPersistence } from './persistence.js';
 import { PersistenceBinding } from './persistence-binding.js';
 import { scopedPersistence } from './persistence-scope.js';
 import { iterateOut, type ReadOutItem } from './read-out-iterable.js';
-import type { RetryOptions } from './retry-policy.js';
+import { backoffDelay, type RetryOptions } from './retry-policy.js';
 import { type ChatSessionState, createSessionStore, type SessionStore } from './session-store.js';
 import type { TokenManager } from './token-manager.js';
 import { endLive } from './turn-records.js';
@@ -447,7 +447,7 @@ export class SessionClient {
   }
 
   async #start(): Promise<void> {
-    const result = await this.#callStartSession();
+    const result = await this.#startWithRetries();
     const stored = this.store.getState().sessionId;
     if (stored !== undefined && result.sessionId !== undefined && result.sessionId !== stored) {
       // A restored record (whose token was not kept) names a session the server no longer
@@ -466,6 +466,29 @@ export class SessionClient {
     this.#createdSession = result.isCached === false && !this.#appendedOnce;
     this.#metExistingSession = result.isCached === true;
     this.#context.tokens.adopt(result.publicAccessToken, 'session-start');
+  }
+
+  /**
+   * The session's start, retried like an append when the app's route fails for a moment (a
+   * network error, a 5xx, a 429): the start is idempotent per chat id, and a first send waits on
+   * it (a reload while it is out relies on that: see `SessionChatTransport.#noteUnsent`).
+   * Refusals (401, 403, a closed session) are not retried, and no attempt starts once
+   * `callbackTimeoutMs` has passed since the first (a start that timed out: the user has waited
+   * long enough).
+   */
+  async #startWithRetries(): Promise<StartSessionResult> {
+    const { retry, env } = this.#context;
+    const started = env.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#callStartSession();
+      } catch (error) {
+        const transient = isDurableChatError(error) && isTransientCallbackError(error);
+        if (!transient || attempt >= retry.maxAttempts || env.now() - started >= retry.callbackTimeoutMs)
+          throw error;
+        await sleep(env, backoffDelay(attempt, retry, env.random()));
+      }
+    }
   }
 
   /** The app's `startSession`, bounded in time; a closed session marks the chat closed. */

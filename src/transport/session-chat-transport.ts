@@ -176,8 +176,15 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const entry = this.#entry(options.chatId);
     const { client } = entry;
     await client.ready();
-    const state = client.getState();
-    if (state.closed || (state.token === undefined && state.sessionId === undefined)) return null;
+    let state = client.getState();
+    if (state.closed) return null;
+    if (state.token === undefined && state.sessionId === undefined) {
+      // No session yet: nothing to resume, unless this page's first send left before the session
+      // existed (see `#noteUnsent`); the session starts now (one per chat id) and it is sent.
+      if (options.resendPending === false || state.pendingAppend === undefined) return null;
+      await client.ensureSession();
+      state = client.getState();
+    }
     // The ledger's live entry: the turn to resume, where its reply starts, its append's seq.
     const live = liveTurn(state.turns);
     const knownStart = live !== undefined;
@@ -449,8 +456,9 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   /**
    * A send the page leaves before its append went out: live from here in the shared record,
-   * its append unanswered (what a reload or a takeover sends again). Not when the session does
-   * not exist yet (nothing to resume), or a live turn streams (the send would wait behind it).
+   * its append unanswered (what a reload or a takeover sends again), also before the chat's
+   * session exists (the reload starts it). Not while a live turn streams (the send would wait
+   * behind it).
    */
   #noteUnsent(
     entry: ChatEntry,
@@ -459,7 +467,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     body: string,
   ): TurnEntry | undefined {
     const state = entry.client.getState();
-    if (state.sessionId === undefined || state.closed || state.turnLive) return undefined;
+    if (state.closed || state.turnLive) return undefined;
     return entry.ledger.goLive(kind, { partId, body, startCursor: state.lastEventId, priorSeq: undefined });
   }
 

@@ -454,6 +454,57 @@ describe.each(HOOKS)(
       },
     );
 
+    // The earliest moment of all: a new chat's first message, the page reloaded while the app's
+    // route is still starting the chat's session (held by the browser, so it never reached the
+    // server). The reloaded page starts the session and sends the message it noted as it left.
+    it.each(runs)(
+      'a new chat’s first message, the page reloaded before the chat’s session existed: answered once (run %i)',
+      async (run) => {
+        const page = await open(`reload-before-session-${hook}-${run}`, path);
+        const chatId = await page.chatId();
+        const isStart = (url: URL) => url.pathname.startsWith('/api/chat-session');
+        let requested = () => {};
+        const starting = new Promise<void>((resolve) => {
+          requested = resolve;
+        });
+        // Every start of the page before the reload is held (a retry too) until the reloaded
+        // document is in; those of the reloaded page go through.
+        let reloading = false;
+        let replaced = false;
+        let committed = () => {};
+        const gone = new Promise<void>((resolve) => {
+          committed = resolve;
+        });
+        page.page.on('framenavigated', (frame) => {
+          if (!reloading || frame !== page.page.mainFrame()) return;
+          replaced = true;
+          committed();
+        });
+        await page.page.route(isStart, async (route) => {
+          if (replaced) return route.continue();
+          requested();
+          await gone;
+          await route.abort().catch(() => undefined); // the reload cancelled it already
+        });
+        await page.send(DEMO.markdown.prompt);
+        await starting;
+        expect(await sessionInfo(example.devServer, chatId).catch(() => undefined)).toBeUndefined();
+        reloading = true;
+        await page.page.reload();
+        await page.ready();
+        expect(await page.chatId()).toBe(chatId);
+        await page.waitForReplyContaining(SHORT_REPLY);
+        await page.waitForIdle();
+        const shown = await page.transcript();
+        expect(shown).toHaveLength(2);
+        expect(shown[0]).toBe(`user: ${DEMO.markdown.prompt}`);
+        expect(occurrences(shown[1] ?? '', SHORT_REPLY)).toBe(1);
+        expect((await sessionInfo(example.devServer, chatId)).in.nextSeq).toBe(1);
+        expect(await page.chatError()).toBeNull();
+        expect(page.errors).toEqual([]);
+      },
+    );
+
     // The same moments without a browser, on both hooks and both tab coordination modes:
     // test/react/approval-reload.test.tsx.
     const approvalMoments = [

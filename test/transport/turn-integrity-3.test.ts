@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/client/events.js';
 import { memoryPersistence, type PersistedChatRecord } from '../../src/client/persistence.js';
 import { type DevServer, defineAgent, echoAgent } from '../../src/dev-server/index.js';
-import { ServerError } from '../../src/errors/http-error.js';
+import { AuthError, ServerError } from '../../src/errors/http-error.js';
 import { submitChunk } from '../../src/protocol/input-chunks.js';
 import { serializeAppend } from '../../src/protocol/validate.js';
 import { SessionChatTransport } from '../../src/transport/session-chat-transport.js';
@@ -880,6 +880,97 @@ describe('a message whose append was unanswered when the page went away', () => 
     expect(own.inspect(chatId)?.in.nextSeq).toBe(2); // the earlier message and this one, once
     reloaded.close();
     await own.close();
+  });
+
+  it('a new chat’s first message, left before its session existed: the reloaded page starts the session and sends it, once', async () => {
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('left-before-session');
+    const leaving = unloadSource();
+    let starts = 0;
+    // The app's route never answers this page's start: the page goes away first.
+    const neverStarts: SessionChatTransportOptions['startSession'] = () => {
+      starts += 1;
+      return new Promise(() => {});
+    };
+    const page = transportFor(
+      'echo',
+      {
+        persistence: memoryPersistence(records),
+        startSession: neverStarts,
+        environment: { onUnload: leaving.onUnload },
+      },
+      own,
+    ).transport;
+    const chat = new TestChat({ id: chatId, transport: page });
+    void chat.sendMessage({ text: 'the first message' });
+    await waitFor(() => starts === 1, 5_000, 'the session’s start');
+    expect(page.getState(chatId).sessionId).toBeUndefined();
+    leaving.unload(); // the page goes away (a reload)
+    expect(page.getState(chatId).pendingAppend).toBeDefined();
+    await page.getClient(chatId).flushPersistence();
+    page.close();
+    expect(records.get(chatId)?.sessionId).toBeUndefined();
+    expect(own.inspect(chatId)).toBeUndefined(); // nothing reached the server
+
+    const reloaded = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
+    const resumed = new TestChat({ id: chatId, transport: reloaded, messages: chat.messages });
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual([
+      'user: the first message',
+      'assistant: Echo: the first message',
+    ]);
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(1);
+    expect(reloaded.getState(chatId).turnLive).toBe(false);
+    reloaded.close();
+    await own.close();
+  });
+
+  it('the chat route failing for a moment at the session’s start: the first send is answered, the start retried', async () => {
+    let starts = 0;
+    const flaky: SessionChatTransportOptions['startSession'] = (...args) => {
+      starts += 1;
+      if (starts === 1) return Promise.reject(new TypeError('Failed to fetch'));
+      return startSessionVia(server)(...args);
+    };
+    const { transport } = transportFor('echo', { startSession: flaky });
+    const chat = new TestChat({ id: uniqueChatId('start-retried'), transport });
+    await chat.sendMessage({ text: 'hello' });
+    expect(chat.error).toBeUndefined();
+    expect(transcript(chat.messages)).toEqual(['user: hello', 'assistant: Echo: hello']);
+    expect(starts).toBe(2);
+    transport.close();
+  });
+
+  it('the chat route refusing the start (401) is not retried', async () => {
+    let starts = 0;
+    const refusing: SessionChatTransportOptions['startSession'] = () => {
+      starts += 1;
+      return Promise.reject(new AuthError({ status: 401, operation: 'chat route start' }));
+    };
+    const { transport } = transportFor('echo', { startSession: refusing });
+    const chat = new TestChat({ id: uniqueChatId('start-refused'), transport });
+    await chat.sendMessage({ text: 'hello' });
+    expect(chat.error).toBeInstanceOf(AuthError);
+    expect(starts).toBe(1);
+    transport.close();
+  });
+
+  it('a page with no session and nothing unsent resumes nothing and starts no session', async () => {
+    const records = new Map<string, PersistedChatRecord>();
+    let starts = 0;
+    const counted: SessionChatTransportOptions['startSession'] = (...args) => {
+      starts += 1;
+      return startSessionVia(server)(...args);
+    };
+    const { transport } = transportFor('echo', {
+      persistence: memoryPersistence(records),
+      startSession: counted,
+    });
+    expect(await transport.reconnectToStream({ chatId: uniqueChatId('no-session') })).toBeNull();
+    expect(starts).toBe(0);
+    transport.close();
   });
 
   it('stopped before it went out, then left: nothing noted, nothing sent after the reload', async () => {
