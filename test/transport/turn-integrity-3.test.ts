@@ -787,6 +787,21 @@ function unloadSource() {
   };
 }
 
+/** A page on `records` whose going away (`leaving.unload()`) the test decides. */
+function leavingPage(
+  own: DevServer,
+  records: Map<string, PersistedChatRecord>,
+  overrides: Partial<SessionChatTransportOptions>,
+) {
+  const leaving = unloadSource();
+  const page = transportFor(
+    'echo',
+    { persistence: memoryPersistence(records), ...overrides, environment: { onUnload: leaving.onUnload } },
+    own,
+  ).transport;
+  return { page, leaving };
+}
+
 describe('a message whose append was unanswered when the page went away', () => {
   async function leaveWithAppendInFlight(
     own: DevServer,
@@ -835,7 +850,6 @@ describe('a message whose append was unanswered when the page went away', () => 
     earlier.close();
 
     // A page loaded on the chat: its send reads to the edge first, and that read never answers.
-    const leaving = unloadSource();
     const requests: string[] = [];
     const stalledOut: typeof fetch = (input, init) => {
       const path = urlOf(input).pathname;
@@ -845,15 +859,7 @@ describe('a message whose append was unanswered when the page went away', () => 
         init?.signal?.addEventListener('abort', () => reject(init.signal?.reason), { once: true });
       });
     };
-    const page = transportFor(
-      'echo',
-      {
-        persistence: memoryPersistence(records),
-        fetch: stalledOut,
-        environment: { onUnload: leaving.onUnload },
-      },
-      own,
-    ).transport;
+    const { page, leaving } = leavingPage(own, records, { fetch: stalledOut });
     const chat = new TestChat({ id: chatId, transport: page, messages: before.messages });
     void chat.sendMessage({ text: 'sent just before the reload' });
     await waitFor(() => requests.some((path) => path.endsWith('/out')), 5_000, 'the send’s read');
@@ -886,22 +892,13 @@ describe('a message whose append was unanswered when the page went away', () => 
     const own = await startEchoServer();
     const records = new Map<string, PersistedChatRecord>();
     const chatId = uniqueChatId('left-before-session');
-    const leaving = unloadSource();
     let starts = 0;
     // The app's route never answers this page's start: the page goes away first.
     const neverStarts: SessionChatTransportOptions['startSession'] = () => {
       starts += 1;
       return new Promise(() => {});
     };
-    const page = transportFor(
-      'echo',
-      {
-        persistence: memoryPersistence(records),
-        startSession: neverStarts,
-        environment: { onUnload: leaving.onUnload },
-      },
-      own,
-    ).transport;
+    const { page, leaving } = leavingPage(own, records, { startSession: neverStarts });
     const chat = new TestChat({ id: chatId, transport: page });
     void chat.sendMessage({ text: 'the first message' });
     await waitFor(() => starts === 1, 5_000, 'the session’s start');
@@ -957,6 +954,52 @@ describe('a message whose append was unanswered when the page went away', () => 
     transport.close();
   });
 
+  it('left before its session existed, the reloaded page’s start refused (401): reported, the message kept for the next page, then sent once', async () => {
+    const own = await startEchoServer();
+    const records = new Map<string, PersistedChatRecord>();
+    const chatId = uniqueChatId('left-before-session-refused');
+    let starts = 0;
+    const { page, leaving } = leavingPage(own, records, {
+      startSession: () => {
+        starts += 1;
+        return new Promise(() => {});
+      },
+    });
+    const chat = new TestChat({ id: chatId, transport: page });
+    void chat.sendMessage({ text: 'the first message' });
+    await waitFor(() => starts === 1, 5_000, 'the session’s start');
+    leaving.unload();
+    await page.getClient(chatId).flushPersistence();
+    page.close();
+
+    // Signed out meanwhile: the app's route refuses the start.
+    const refusing = transportFor(
+      'echo',
+      {
+        persistence: memoryPersistence(records),
+        startSession: () => Promise.reject(new AuthError({ status: 401, operation: 'chat route start' })),
+      },
+      own,
+    ).transport;
+    await expect(refusing.reconnectToStream({ chatId })).rejects.toBeInstanceOf(AuthError);
+    expect(own.inspect(chatId)).toBeUndefined();
+    await refusing.getClient(chatId).flushPersistence();
+    refusing.close();
+    expect(records.get(chatId)?.pendingAppend).toBeDefined(); // not lost
+
+    const signedIn = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
+    const resumed = new TestChat({ id: chatId, transport: signedIn, messages: chat.messages });
+    await resumed.resumeStream();
+    expect(resumed.error).toBeUndefined();
+    expect(transcript(resumed.messages)).toEqual([
+      'user: the first message',
+      'assistant: Echo: the first message',
+    ]);
+    expect(own.inspect(chatId)?.in.nextSeq).toBe(1);
+    signedIn.close();
+    await own.close();
+  });
+
   it('a page with no session and nothing unsent resumes nothing and starts no session', async () => {
     const records = new Map<string, PersistedChatRecord>();
     let starts = 0;
@@ -983,7 +1026,6 @@ describe('a message whose append was unanswered when the page went away', () => 
     await earlier.getClient(chatId).flushPersistence();
     earlier.close();
 
-    const leaving = unloadSource();
     let outs = 0;
     const stalledOut: typeof fetch = (input, init) => {
       if (!urlOf(input).pathname.endsWith('/out')) return fetch(input, init);
@@ -992,15 +1034,7 @@ describe('a message whose append was unanswered when the page went away', () => 
         init?.signal?.addEventListener('abort', () => reject(init.signal?.reason), { once: true });
       });
     };
-    const page = transportFor(
-      'echo',
-      {
-        persistence: memoryPersistence(records),
-        fetch: stalledOut,
-        environment: { onUnload: leaving.onUnload },
-      },
-      own,
-    ).transport;
+    const { page, leaving } = leavingPage(own, records, { fetch: stalledOut });
     const chat = new TestChat({ id: chatId, transport: page, messages: before.messages });
     const sending = chat.sendMessage({ text: 'stopped at once' });
     await waitFor(() => outs > 0, 5_000, 'the send’s read');
