@@ -802,6 +802,51 @@ function leavingPage(
   return { page, leaving };
 }
 
+/**
+ * A new chat's first message, sent by a page whose `startSession` never answers, and the page
+ * gone before it did (noted at the unload). Returns the messages the app showed.
+ */
+async function leaveBeforeSession(own: DevServer, records: Map<string, PersistedChatRecord>, chatId: string) {
+  let starts = 0;
+  const { page, leaving } = leavingPage(own, records, {
+    startSession: () => {
+      starts += 1;
+      return new Promise(() => {});
+    },
+  });
+  const chat = new TestChat({ id: chatId, transport: page });
+  void chat.sendMessage({ text: 'the first message' });
+  await waitFor(() => starts === 1, 5_000, 'the session’s start');
+  expect(page.getState(chatId).sessionId).toBeUndefined();
+  leaving.unload(); // the page goes away (a reload)
+  expect(page.getState(chatId).pendingAppend).toBeDefined();
+  await page.getClient(chatId).flushPersistence();
+  page.close();
+  expect(records.get(chatId)?.sessionId).toBeUndefined();
+  expect(own.inspect(chatId)).toBeUndefined(); // nothing reached the server
+  return chat.messages;
+}
+
+/** A page loaded on `records` resumes the chat: the first message is answered, stored once. */
+async function expectFirstMessageAnswered(
+  own: DevServer,
+  records: Map<string, PersistedChatRecord>,
+  chatId: string,
+  shown: TestChat['messages'],
+) {
+  const reloaded = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
+  const resumed = new TestChat({ id: chatId, transport: reloaded, messages: shown });
+  await resumed.resumeStream();
+  expect(resumed.error).toBeUndefined();
+  expect(transcript(resumed.messages)).toEqual([
+    'user: the first message',
+    'assistant: Echo: the first message',
+  ]);
+  expect(own.inspect(chatId)?.in.nextSeq).toBe(1);
+  expect(reloaded.getState(chatId).turnLive).toBe(false);
+  reloaded.close();
+}
+
 describe('a message whose append was unanswered when the page went away', () => {
   async function leaveWithAppendInFlight(
     own: DevServer,
@@ -892,35 +937,8 @@ describe('a message whose append was unanswered when the page went away', () => 
     const own = await startEchoServer();
     const records = new Map<string, PersistedChatRecord>();
     const chatId = uniqueChatId('left-before-session');
-    let starts = 0;
-    // The app's route never answers this page's start: the page goes away first.
-    const neverStarts: SessionChatTransportOptions['startSession'] = () => {
-      starts += 1;
-      return new Promise(() => {});
-    };
-    const { page, leaving } = leavingPage(own, records, { startSession: neverStarts });
-    const chat = new TestChat({ id: chatId, transport: page });
-    void chat.sendMessage({ text: 'the first message' });
-    await waitFor(() => starts === 1, 5_000, 'the session’s start');
-    expect(page.getState(chatId).sessionId).toBeUndefined();
-    leaving.unload(); // the page goes away (a reload)
-    expect(page.getState(chatId).pendingAppend).toBeDefined();
-    await page.getClient(chatId).flushPersistence();
-    page.close();
-    expect(records.get(chatId)?.sessionId).toBeUndefined();
-    expect(own.inspect(chatId)).toBeUndefined(); // nothing reached the server
-
-    const reloaded = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
-    const resumed = new TestChat({ id: chatId, transport: reloaded, messages: chat.messages });
-    await resumed.resumeStream();
-    expect(resumed.error).toBeUndefined();
-    expect(transcript(resumed.messages)).toEqual([
-      'user: the first message',
-      'assistant: Echo: the first message',
-    ]);
-    expect(own.inspect(chatId)?.in.nextSeq).toBe(1);
-    expect(reloaded.getState(chatId).turnLive).toBe(false);
-    reloaded.close();
+    const shown = await leaveBeforeSession(own, records, chatId);
+    await expectFirstMessageAnswered(own, records, chatId, shown);
     await own.close();
   });
 
@@ -958,20 +976,7 @@ describe('a message whose append was unanswered when the page went away', () => 
     const own = await startEchoServer();
     const records = new Map<string, PersistedChatRecord>();
     const chatId = uniqueChatId('left-before-session-refused');
-    let starts = 0;
-    const { page, leaving } = leavingPage(own, records, {
-      startSession: () => {
-        starts += 1;
-        return new Promise(() => {});
-      },
-    });
-    const chat = new TestChat({ id: chatId, transport: page });
-    void chat.sendMessage({ text: 'the first message' });
-    await waitFor(() => starts === 1, 5_000, 'the session’s start');
-    leaving.unload();
-    await page.getClient(chatId).flushPersistence();
-    page.close();
-
+    const shown = await leaveBeforeSession(own, records, chatId);
     // Signed out meanwhile: the app's route refuses the start.
     const refusing = transportFor(
       'echo',
@@ -986,17 +991,7 @@ describe('a message whose append was unanswered when the page went away', () => 
     await refusing.getClient(chatId).flushPersistence();
     refusing.close();
     expect(records.get(chatId)?.pendingAppend).toBeDefined(); // not lost
-
-    const signedIn = transportFor('echo', { persistence: memoryPersistence(records) }, own).transport;
-    const resumed = new TestChat({ id: chatId, transport: signedIn, messages: chat.messages });
-    await resumed.resumeStream();
-    expect(resumed.error).toBeUndefined();
-    expect(transcript(resumed.messages)).toEqual([
-      'user: the first message',
-      'assistant: Echo: the first message',
-    ]);
-    expect(own.inspect(chatId)?.in.nextSeq).toBe(1);
-    signedIn.close();
+    await expectFirstMessageAnswered(own, records, chatId, shown);
     await own.close();
   });
 
