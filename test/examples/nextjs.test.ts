@@ -457,11 +457,18 @@ describe.each(HOOKS)(
     // The earliest moment of all: a new chat's first message, the page reloaded while the app's
     // route is still starting the chat's session (held by the browser, so it never reached the
     // server). The reloaded page starts the session and sends the message it noted as it left.
-    it.each(runs)(
-      'a new chat’s first message, the page reloaded before the chat’s session existed: answered once (run %i)',
-      async (run) => {
-        const page = await open(`reload-before-session-${hook}-${run}`, path);
+    it.each([false, true].flatMap((withOther) => runs.map((run) => ({ withOther, run }))))(
+      'a new chat’s first message, the page reloaded before the chat’s session existed (another tab open: $withOther): answered once (run $run)',
+      async ({ withOther, run }) => {
+        const page = await open(`reload-before-session-${hook}-${withOther}-${run}`, path);
         const chatId = await page.chatId();
+        // A second tab on the chat from a link: its own start (not held) may make the session.
+        const other = withOther ? await ExamplePage.open(browser.context, chatUrl(path, chatId)) : undefined;
+        if (other !== undefined) {
+          pages.push(other);
+          await other.ready();
+          await page.page.bringToFront();
+        }
         const isStart = (url: URL) => url.pathname.startsWith('/api/chat-session');
         let requested = () => {};
         const starting = new Promise<void>((resolve) => {
@@ -488,7 +495,8 @@ describe.each(HOOKS)(
         });
         await page.send(DEMO.markdown.prompt);
         await starting;
-        expect(await sessionInfo(example.devServer, chatId).catch(() => undefined)).toBeUndefined();
+        if (other === undefined)
+          expect(await sessionInfo(example.devServer, chatId).catch(() => undefined)).toBeUndefined();
         reloading = true;
         await page.page.reload();
         await page.ready();
@@ -502,6 +510,13 @@ describe.each(HOOKS)(
         expect((await sessionInfo(example.devServer, chatId)).in.nextSeq).toBe(1);
         expect(await page.chatError()).toBeNull();
         expect(page.errors).toEqual([]);
+        if (other !== undefined) {
+          await other.waitForReplyContaining(SHORT_REPLY);
+          await other.waitForIdle();
+          await expect.poll(() => other.transcript(), { timeout: 5_000 }).toEqual(shown);
+          expect(await other.chatError()).toBeNull();
+          expect(other.errors).toEqual([]);
+        }
       },
     );
 
