@@ -21,6 +21,7 @@ export function spawnBenchChild(
     'tsx',
     ...(options.exposeGc ? ['--expose-gc'] : []),
     ...(options.execArgv ?? []),
+    ...(process.env.BENCH_V8_FLAGS ? process.env.BENCH_V8_FLAGS.split(' ') : []),
   ];
   const child = fork(path, [], { env: { ...process.env, ...env }, execArgv, stdio: 'inherit' });
   const inbox: unknown[] = [];

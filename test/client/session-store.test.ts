@@ -22,6 +22,29 @@ describe('session store writes', () => {
     ]);
   });
 
+  it('a write carries every other field over, as a plain object of the same keys', () => {
+    const store = createSessionStore('chat');
+    store.setState({
+      sessionId: 'session_1',
+      token: 'token',
+      tokenExpiresAt: 10,
+      lastEventId: 2,
+      turns: [liveTurn],
+      turnMessage: '{}',
+      status: { type: 'streaming' },
+      runId: 'run_1',
+      closed: true,
+      closedReason: 'done',
+      hydrated: true,
+    });
+    const before = store.getState();
+    store.setState({ lastEventId: 3 });
+    const after = store.getState();
+    expect(after).toStrictEqual({ ...before, lastEventId: 3 });
+    expect(Object.getPrototypeOf(after)).toBe(Object.prototype);
+    expect(Object.keys(after)).toEqual(Object.keys(initialSessionState('chat')));
+  });
+
   it('reads the live mark from the turns, and ignores a write of the mark by hand', () => {
     const store = createSessionStore('chat');
     store.setState({ turns: [liveTurn] });
