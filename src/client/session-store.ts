@@ -92,7 +92,8 @@ type StateConstructor = new (state: ChatSessionState) => MutableState;
  * 107 KiB of RSS per chat at 1,000 chats (`npm run bench -- --only=scale`). A constructor's
  * objects are not pretenured. The session store test checks that the copy keeps every field.
  */
-const StateCopy = function StateCopy(this: MutableState, state: ChatSessionState) {
+// Named for what a console shows of a state (`SessionState {chatId: …}`).
+const StateCopy = function SessionState(this: MutableState, state: ChatSessionState) {
   this.chatId = state.chatId;
   this.sessionId = state.sessionId;
   this.token = state.token;
