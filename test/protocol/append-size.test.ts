@@ -135,3 +135,47 @@ describe('serializeAppend: the 1 MiB ceilings', () => {
     expect(error.message).toMatch(/^append body is \d+ bytes/);
   });
 });
+
+describe('serializeAppend: nesting', () => {
+  /** A user message whose one data part holds `depth` nested arrays. */
+  const nestedChunk = (depth: number) => {
+    let data: unknown = [];
+    for (let level = 1; level < depth; level++) data = [data];
+    return userMessageChunk({
+      chatId: 'chat-1',
+      message: { id: 'm1', role: 'user', parts: [{ type: 'data-nested', data } as never] },
+    });
+  };
+  /** Levels the chunk wraps around the data: chunk, payload, message, parts, part. */
+  const around = 5;
+
+  it('sends a body nested to exactly the limit, refuses one level more before sending', () => {
+    expect(() => serializeAppend(nestedChunk(256 - around))).not.toThrow();
+    const error = caught(() => serializeAppend(nestedChunk(256 - around + 1)));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.field).toBe('body');
+    expect(error.message).toBe('body: nests deeper than 256 levels');
+  });
+
+  it('names the depth, not a stack overflow, for a value too deep to serialise at all', () => {
+    const error = caught(() => serializeAppend(nestedChunk(200_000)));
+    expect(error.message).toBe('body: nests deeper than 256 levels');
+  });
+
+  it('counts only structure: brackets inside strings are text', () => {
+    const body = serializeAppend(chunkWith('[{'.repeat(5_000)));
+    expect(JSON.parse(body).payload.message.parts[0].text).toBe('[{'.repeat(5_000));
+  });
+
+  it('reports a cycle as a value that cannot be serialised', () => {
+    const part: Record<string, unknown> = { type: 'data-cycle' };
+    part.data = part;
+    const chunk = userMessageChunk({
+      chatId: 'chat-1',
+      message: { id: 'm1', role: 'user', parts: [part as never] },
+    });
+    const error = caught(() => serializeAppend(chunk));
+    expect(error.field).toBe('body');
+    expect(error.message).toMatch(/^body: cannot be serialised as JSON \(.*circular/i);
+  });
+});
