@@ -47,8 +47,10 @@ export const SIZE_TARGET_BYTES = 25 * 1024;
 // during a live turn kept where it was sent (~+75), and the turn a reloaded page drove kept across
 // the reload (~+280). Guard 40.75 KB (122 bytes of margin). 41.0 KB (42,030 bytes) after session
 // 10: a send the page leaves before its append went out noted at pagehide (+213), and a send's
-// reply held behind a resumed one (+211). Guard 41.25 KB (210 bytes of margin).
-export const SIZE_GUARD_BYTES = 41.25 * 1024;
+// reply held behind a resumed one (+211). Guard 41.25 KB (210 bytes of margin). 41.3 KB (42,259
+// bytes) after session 12 of 2026-11-29: the session store's constructor copy (+69), a stop while
+// the session starts settling the send at once (+56). Guard 41.5 KB (237 bytes of margin).
+export const SIZE_GUARD_BYTES = 41.5 * 1024;
 
 /** Never part of the budget: the app installs these itself (peer dependencies). */
 const PEERS = ['ai', 'react', 'react-dom', 'react/jsx-runtime', '@ai-sdk/react'];

@@ -487,7 +487,10 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const { startedAt, body, partId, kind } = send;
     // A stop while the chat's session starts (the app's route slow, or retried) settles the send
     // now, nothing appended, as a stop before the append does later on: not when the start ends.
-    if (!(await sessionUnlessAborted(client.ensureSession(), call.abortSignal))) return endedStream();
+    // The start goes on: the next send uses its session, or meets its failure by starting it again.
+    const started = client.ensureSession().then(() => true);
+    const aborted = new Promise<boolean>((resolve) => listenForAbort(call.abortSignal, () => resolve(false)));
+    if (!(await Promise.race([started, aborted]))) return endedStream();
     const before = client.getState();
     const active = entry.active;
     // A detached reader (a settled resume still draining) is no turn: the send replaces it.
@@ -955,29 +958,6 @@ function refusedForGood(error: unknown): boolean {
   if (!isDurableChatError(error)) return false;
   const status = error.status;
   return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
-}
-
-/**
- * Waits for the chat's session; false when `signal` aborts first. The start goes on: the next
- * send uses its session, or meets its failure by starting it again, so that failure is not
- * this stopped send's to report.
- */
-function sessionUnlessAborted(starting: Promise<void>, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal === undefined) return starting.then(() => true);
-  return new Promise<boolean>((resolve, reject) => {
-    const onAbort = () => resolve(false);
-    listenForAbort(signal, onAbort);
-    starting.then(
-      () => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(true);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /** The stream of a send stopped before anything went out: it ends with nothing in it. */
