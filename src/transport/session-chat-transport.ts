@@ -793,14 +793,18 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
 
   #replace(
     entry: ChatEntry,
-    options: ConstructorParameters<typeof TurnStream>[0],
+    options: Omit<ConstructorParameters<typeof TurnStream>[0], 'coalesceDeltas' | 'onOver'>,
     releasePrevious = true,
   ): TurnStream {
     if (releasePrevious) entry.active?.release();
+    // The spread last (our own literals, no key to lose): `{ ...options, more }` gives every
+    // turn's options a hidden class of their own (V8 adds properties to a spread's copy outside
+    // its transition tree), made in the old generation, and the reads of `mode` on every record
+    // see a new one each turn.
     const turn: TurnStream = new TurnStream({
-      ...options,
       coalesceDeltas: this.#options.coalesceDeltas,
       onOver: () => entry.ledger.over(turn.completedSeq, turn.completedInSeq, this.#owners.get(turn)),
+      ...options,
     });
     entry.active = turn;
     return turn;
