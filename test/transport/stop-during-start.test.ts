@@ -50,23 +50,44 @@ function transportWith(startSession: (input: StartSessionInput) => Promise<Start
   });
 }
 
+/** A new chat whose first send waits on `startSession`; resolves once the start was called. */
+async function sendingWhileStarting(
+  startSession: (input: StartSessionInput) => Promise<StartSessionResult>,
+  calls: () => number,
+  name: string,
+) {
+  const transport = transportWith(startSession);
+  const chatId = uniqueChatId(name);
+  const errors: unknown[] = [];
+  const chat = new TestChat({ id: chatId, transport, onError: (error) => errors.push(error) });
+  const sending = chat.sendMessage({ text: name });
+  await waitFor(() => calls() === 1, 5_000, 'the session start');
+  return { transport, chatId, chat, sending, errors };
+}
+
+/** Resolves once `sending` settled; fails after 2 s (the start it stopped is still held then). */
+async function settles(sending: Promise<unknown>): Promise<void> {
+  let settled = false;
+  void sending.then(() => {
+    settled = true;
+  });
+  await waitFor(() => settled, 2_000, 'the send to settle');
+}
+
 describe('a send while the chat’s session is still starting', () => {
   it('stopped there (useChat’s stop): the send settles at once, ready, no error; nothing is appended', async () => {
     const held = heldStart();
-    const transport = transportWith(held.startSession);
-    const chatId = uniqueChatId('stop-during-start');
-    const chat = new TestChat({ id: chatId, transport });
-    const sending = chat.sendMessage({ text: 'never mind' });
-    await waitFor(() => held.state.calls === 1, 5_000, 'the session start');
+    const { transport, chatId, chat, sending, errors } = await sendingWhileStarting(
+      held.startSession,
+      () => held.state.calls,
+      'stop-during-start',
+    );
     await chat.stop();
-    let settled = false;
-    void sending.then(() => {
-      settled = true;
-    });
     // The route still holds the start: the stop does not wait for it.
-    await waitFor(() => settled, 2_000, 'the send to settle');
+    await settles(sending);
     expect(chat.status).toBe('ready');
     expect(chat.error).toBeUndefined();
+    expect(errors).toEqual([]);
     held.release();
     await transport.getClient(chatId).preload();
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -83,20 +104,17 @@ describe('a send while the chat’s session is still starting', () => {
 
   it('left there (an abort and a disconnect in the same tick): settles at once, nothing sent, as a leave before the append at any moment on this path', async () => {
     const held = heldStart();
-    const transport = transportWith(held.startSession);
-    const chatId = uniqueChatId('leave-during-start');
-    const chat = new TestChat({ id: chatId, transport });
-    const sending = chat.sendMessage({ text: 'left before it went out' });
-    await waitFor(() => held.state.calls === 1, 5_000, 'the session start');
+    const { transport, chatId, chat, sending, errors } = await sendingWhileStarting(
+      held.startSession,
+      () => held.state.calls,
+      'leave-during-start',
+    );
     const stopping = chat.stop();
     transport.disconnect(chatId);
     await stopping;
-    let settled = false;
-    void sending.then(() => {
-      settled = true;
-    });
-    await waitFor(() => settled, 2_000, 'the send to settle');
+    await settles(sending);
     expect(chat.error).toBeUndefined();
+    expect(errors).toEqual([]);
     held.release();
     await transport.getClient(chatId).preload();
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -104,47 +122,42 @@ describe('a send while the chat’s session is still starting', () => {
     transport.close();
   });
 
-  it('the start failing after the stop: nothing reported for the stopped send; the next send starts again and is answered', async () => {
+  it('the start failing after the stop (default retries): nothing reported for the stopped send; the next send starts again and is answered', async () => {
     const route = startSessionVia(server);
     let calls = 0;
     let fail!: () => void;
     const failing = new Promise<never>((_, reject) => {
       fail = () => reject(new TypeError('Failed to fetch'));
     });
-    const transport = new SessionChatTransport({
-      baseURL: server.url,
-      taskIdentifier: 'echo',
-      // The first start hangs, then fails for good (its retries too); later starts succeed.
-      startSession: (input) => {
-        calls += 1;
-        return calls === 1
-          ? failing
-          : calls <= 6
-            ? Promise.reject(new TypeError('Failed to fetch'))
-            : route(input);
-      },
-      retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 },
-      environment: { warn: () => {} },
-    });
-    const errors: unknown[] = [];
+    // The first start hangs, then fails, and so do its retries (6 attempts by default); the
+    // next send's start succeeds.
+    const startSession = (input: StartSessionInput): Promise<StartSessionResult> => {
+      calls += 1;
+      if (calls === 1) return failing;
+      return calls <= 6 ? Promise.reject(new TypeError('Failed to fetch')) : route(input);
+    };
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
-    const chatId = uniqueChatId('start-fails-after-stop');
-    const chat = new TestChat({ id: chatId, transport, onError: (error) => errors.push(error) });
-    const sending = chat.sendMessage({ text: 'stopped' });
-    await waitFor(() => calls === 1, 5_000, 'the session start');
-    await chat.stop();
-    await sending;
-    fail();
-    await waitFor(() => calls >= 2, 5_000, 'the start retried');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(errors).toEqual([]);
-    expect(unhandled).toEqual([]);
-    process.off('unhandledRejection', onUnhandled);
-    calls = 6;
-    await chat.sendMessage({ text: 'again' });
-    expect(transcript(chat.messages).slice(-2)).toEqual(['user: again', 'assistant: Echo: again']);
-    transport.close();
+    try {
+      const { transport, chat, sending, errors } = await sendingWhileStarting(
+        startSession,
+        () => calls,
+        'start-fails-after-stop',
+      );
+      await chat.stop();
+      await settles(sending);
+      fail();
+      await waitFor(() => calls === 6, 15_000, 'the start’s retries');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(errors).toEqual([]);
+      expect(unhandled).toEqual([]);
+      await chat.sendMessage({ text: 'again' });
+      expect(transcript(chat.messages).slice(-2)).toEqual(['user: again', 'assistant: Echo: again']);
+      expect(calls).toBe(7);
+      transport.close();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
