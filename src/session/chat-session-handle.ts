@@ -367,6 +367,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       onTakeOver: () => {
         this.#turnsTakenOver += 1;
       },
+      turnMessage: () => {
+        const message = this.liveTurnMessage();
+        return message?.role === 'user' ? message : undefined;
+      },
       hasChat: () => this.remoteTurnHandler !== undefined,
       busy: () => this.#inFlight > 0,
       resendTakenOver: (pending) => {

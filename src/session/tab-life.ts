@@ -33,6 +33,8 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   onRemoteStop(shown: boolean): void;
   /** This tab took over a live turn whose owner went away: it drives the turn's end now. */
   onTakeOver(): void;
+  /** The user message the live turn answers, from the record (undefined when it continues a reply or is unknown). */
+  turnMessage(): UI_MESSAGE | undefined;
   /** A chat (useDurableChat or useFollowTurns) is mounted that reads turns. */
   hasChat(): boolean;
   /** A send is in flight. */
@@ -181,6 +183,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   readonly #keptTurns: { message: UI_MESSAGE | undefined; record: PersistedChatRecord | undefined }[] = [];
   /** Live turns that ended on this page so far: a stream that saw none end was cut off before its turn's end. */
   #turnsEnded = 0;
+  /** The turn this tab follows had no session to read yet: read it once the record names one. */
+  #awaitingSession = false;
   /** Sends of this tab waiting for its read of another tab's ended turn to end (see `acquire`). */
   readonly #readWaiters: (() => void)[] = [];
 
@@ -374,13 +378,39 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   /** A resume was asked for; the returned function is called once its request is over. */
   resumeStarted(): () => void {
     this.#pendingResumes += 1;
+    const sessionless = this.#options.client.getState().sessionId === undefined;
     let over = false;
     return () => {
       if (over) return;
       over = true;
       this.#pendingResumes -= 1;
+      if (sessionless) this.#noteSessionlessFollow();
       this.settle();
     };
+  }
+
+  /**
+   * A resume of the turn this tab follows ended with nothing to read: the turn's owner was still
+   * starting the chat's session (a page reloaded before it existed sends its first message once
+   * it has started it). The follow reads the turn once the record names the session.
+   */
+  #noteSessionlessFollow(): void {
+    if (this.#phase.type !== 'following' || this.#openStreams + this.#pendingResumes > 0) return;
+    const state = this.#options.client.getState();
+    if (!state.turnLive || state.closed) return;
+    if (state.sessionId === undefined) this.#awaitingSession = true;
+    // The session came while the resume looked: read now (out of the resume's own settling).
+    else void Promise.resolve().then(() => this.#followAgain());
+  }
+
+  /** The turn this tab follows has a session now and nothing of it is being read: show it. */
+  #followAgain(): void {
+    this.#awaitingSession = false;
+    const state = this.#options.client.getState();
+    if (this.#phase.type !== 'following' || !state.turnLive || state.closed) return;
+    if (this.#openStreams + this.#pendingResumes > 0 || !this.#options.hasChat()) return;
+    // Shown before the read: the turn may end meanwhile, and then its read no longer brings it back.
+    this.#options.onRemoteTurn({ message: this.#options.turnMessage() });
   }
 
   announce(message: UI_MESSAGE | undefined): void {
@@ -642,6 +672,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
         hold();
       }
       if (learned) this.#learnedOfTurn();
+      else if (this.#awaitingSession && client.getState().sessionId !== undefined) this.#followAgain();
     };
     target.addEventListener('storage', onStorage);
     this.#cleanups.push(() => {
@@ -654,7 +685,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
   #learnedOfTurn(): void {
     const { client, coordinator } = this.#options;
     if (coordinator?.hasChannel !== true) {
-      this.#follow(undefined, true);
+      this.#follow(this.#options.turnMessage(), true);
       return;
     }
     // The announcement (which carries the user's message) normally follows. A tab that was
@@ -665,7 +696,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
     this.#announcementWait = client.environment.setTimeout(() => {
       this.#announcementWait = undefined;
       if (this.#announcements === heard && !this.#disposed() && client.getState().turnLive)
-        this.#follow(undefined, true);
+        this.#follow(this.#options.turnMessage(), true);
     }, ANNOUNCEMENT_GRACE_MS);
   }
 

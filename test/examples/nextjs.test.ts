@@ -457,14 +457,9 @@ describe.each(HOOKS)(
     // The earliest moment of all: a new chat's first message, the page reloaded while the app's
     // route is still starting the chat's session (held by the browser, so it never reached the
     // server). The reloaded page starts the session and sends the message it noted as it left.
-    // Known defect (session 12, 2026-11-29): on `useDurableChat` with a second tab open, the
-    // reloaded page never shows a reply in about half the runs (2 of 3 with `cc4ffab`'s own src,
-    // where this test had passed 12 of 12). Left out of CI until fixed;
-    // `EXAMPLES_KNOWN_DEFECTS=1` runs it.
-    const knownDefect = hook === 'useDurableChat' && process.env.EXAMPLES_KNOWN_DEFECTS !== '1';
-    const sessionlessReloads = [false, true].flatMap((withOther) =>
-      runs.map((run) => ({ withOther, run })).filter(() => !(withOther && knownDefect)),
-    );
+    // With another tab open, that tab learns of the turn from the record the page left (live, no
+    // session yet) and follows it; it reads the reply once the reloaded page has started the session.
+    const sessionlessReloads = [false, true].flatMap((withOther) => runs.map((run) => ({ withOther, run })));
     it.each(sessionlessReloads)(
       'a new chat’s first message, the page reloaded before the chat’s session existed (another tab open: $withOther): answered once (run $run)',
       async ({ withOther, run }) => {

@@ -1,0 +1,111 @@
+// @vitest-environment happy-dom
+// Seen in examples/nextjs (useDurableChat, about half the runs, then every run): a new chat's
+// first message, its page reloaded while the app's route was still starting the chat's session,
+// another tab open on the chat. The other tab learned of the turn from the record the leaving
+// page wrote (live, its append unanswered, no session yet) and followed it, but its resume had no
+// session to read and ended with nothing; the reloaded page then started the session and sent
+// the message, and the other tab never read the reply (it showed an empty chat, Ready). The
+// follow now reads the turn once the record names the session.
+import { waitFor as waitForDom } from '@testing-library/react';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevServer } from '../../src/dev-server/index.js';
+import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
+import { MemoryLocks } from '../session/support/memory-locks.js';
+import { startMomentsServer } from '../transport/support/moments.js';
+import { appendKinds, nextChatId, recordingFetch } from './support/harness.js';
+import { type App, nodeChannel, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
+
+let server: DevServer;
+beforeAll(async () => {
+  server = await startMomentsServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const newApp = (): App => ({ saved: [], saves: [], errors: [], recorder: recordingFetch() });
+
+/** The record key of `chatId` in this window's localStorage, once there is one. */
+function recordKey(chatId: string): string | undefined {
+  for (let index = 0; index < localStorage.length; index += 1) {
+    const key = localStorage.key(index);
+    if (key?.endsWith(chatId) === true) return key;
+  }
+  return undefined;
+}
+
+/**
+ * Tells the window of every change of the chat's record, as a browser tells the other tabs
+ * (happy-dom fires no `storage` event within one window; here every tab hears it, the writer too).
+ */
+function relayStorageEvents(chatId: string): () => void {
+  let last: string | null = null;
+  const timer = setInterval(() => {
+    const key = recordKey(chatId);
+    const value = key === undefined ? null : localStorage.getItem(key);
+    if (key === undefined || value === last || value === null) return;
+    last = value;
+    window.dispatchEvent(new StorageEvent('storage', { key, newValue: value, storageArea: localStorage }));
+  }, 10);
+  return () => clearInterval(timer);
+}
+
+describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
+  it.each([['Web Locks'], ['BroadcastChannel lease']])(
+    'a new chat’s first message, its page reloaded before the session existed, another tab open (%s): both tabs show the reply, sent once',
+    async (mode) => {
+      const chatId = nextChatId('sessionless-follow');
+      const tabs: TabCoordinationOptions = {
+        locks: mode === 'Web Locks' ? new MemoryLocks() : null,
+        broadcastChannel: nodeChannel,
+      };
+      let stopRelay = () => {};
+      const otherApp = newApp();
+      const pageApp = newApp();
+      try {
+        const other = open('other', chatId, tabs, otherApp);
+        await waitForDom(() => expect(other.status()).toBe('ready'));
+        // The page's start is held: the app's route has not answered when the page reloads.
+        const page = open('page', chatId, tabs, pageApp, new Promise<void>(() => {}));
+        page.send('hello');
+        // The send has the tab's turn (the lease takes its claim window) and waits for the start.
+        await waitForDom(() => expect(page.tab().owner).toBe(true), { timeout: 5_000 });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(page.transcript()).toEqual(['user: hello']);
+        // The reload: the page leaves (its send noted in the record), the new page loads that
+        // record and takes the turn; its start is slow (the app's route fetching a token).
+        pageApp.saved = structuredClone(page.messages());
+        window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }));
+        await waitForDom(() =>
+          expect(localStorage.getItem(recordKey(chatId) ?? '')).toContain('pendingAppend'),
+        );
+        const { tab: reloaded, letStart } = reloadSlowly(page, (until) =>
+          open('page reloaded', chatId, tabs, pageApp, until),
+        );
+        await waitForDom(() => expect(reloaded.tab().owner).toBe(true), { timeout: 5_000 });
+        stopRelay = relayStorageEvents(chatId);
+        // Meanwhile the other tab learns of the turn from the record and follows it: there is no
+        // session to read yet.
+        await waitForDom(() => expect(other.tab().following).toBe(true), { timeout: 5_000 });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(server.inspect(chatId)).toBeUndefined();
+        letStart();
+        await waitForDom(() => expect(reloaded.transcript()).toHaveLength(2), { timeout: 10_000 });
+        await waitForDom(() => expect(reloaded.status()).toBe('ready'), { timeout: 10_000 });
+        const expected = reloaded.transcript();
+        expect(expected[0]).toBe('user: hello');
+        await waitForDom(() => expect(other.transcript()).toEqual(expected), { timeout: 10_000 });
+        await waitForDom(() => expect(other.status()).toBe('ready'));
+        // Stored once, by the reloaded page (the other tab only reads).
+        expect(server.inspect(chatId)?.in.nextSeq).toBe(1);
+        expect(appendKinds(otherApp.recorder.requests)).toEqual([]);
+        expect(otherApp.errors).toEqual([]);
+        expect(pageApp.errors).toEqual([]);
+        other.unmount();
+        reloaded.unmount();
+      } finally {
+        stopRelay();
+      }
+    },
+  );
+});
