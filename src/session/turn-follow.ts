@@ -56,6 +56,8 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
   #takeOversSeen = 0;
   /** `handle.stopsTold` when the chat was last idle: a tab that stopped the turn since tells how it ended. */
   #stopsSeen = 0;
+  /** `handle.streamsEnded` when the chat was last idle. */
+  #streamsSeen = 0;
 
   readonly #handle: ChatSessionHandle<UI_MESSAGE>;
   readonly #chat: () => FollowableChat<UI_MESSAGE>;
@@ -123,6 +125,8 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
       return;
     }
     if (this.#attached) this.#whenIdle();
+    const streamed = handle.streamsEnded !== this.#streamsSeen;
+    this.#streamsSeen = handle.streamsEnded;
     // A followed turn this tab took over ended here: no other tab tells how (its owner went away).
     // Only with a reply shown: a read cut off before it (the owner stopped, and tells) would
     // tell the other tabs to drop theirs. Not while a send of this tab's own is in flight: useChat
@@ -141,6 +145,11 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     }
     if (!this.#ownRequest && !tookOver) return;
     this.#ownRequest = false;
+    // No stream of the chat ended since it was last idle: a resume that found no live turn (at
+    // mount) ended none. Told, the chat's last message would replace the other tabs' copy of it,
+    // or, with a send made meanwhile and still on its way, end their copy of that send's turn
+    // without a reply.
+    if (!streamed && !tookOver) return;
     if (!tookOver && handle.followedResumes !== this.#resumesAtStart) return; // it showed another tab's turn
     // Also a stopped reply (ready, not error): the other tabs end it as this tab did.
     if (latest.status === 'ready') handle.announceFinished(latest.messages);

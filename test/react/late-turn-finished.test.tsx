@@ -69,3 +69,35 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
     },
   );
 });
+
+// A tab that opens (its `resume: true` finds no live turn) and sends at once: useChat's status
+// goes `ready` between that empty resume and the send, and the tab told the other tabs that a turn
+// had ended showing its message alone. A tab that shows that turn later applied the news once its
+// own read ended and took the reply away (for good when the sender had closed meanwhile).
+describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
+  it('a tab that sends as it opens tells the other tabs of its reply only', async () => {
+    const chatId = nextChatId('send-on-open');
+    const app: App = { saved: [], saves: [], errors: [], recorder: recordingFetch() };
+    const heard: { type: string; order?: string[]; message?: unknown }[] = [];
+    const channel = nodeChannel(`durable-chat:${chatId}`);
+    channel.addEventListener('message', (event) => heard.push(event.data as (typeof heard)[number]));
+    try {
+      const tab = open('tab', chatId, { locks: new MemoryLocks(), broadcastChannel: nodeChannel }, app);
+      tab.send('hello');
+      await waitForDom(() => expect(tab.transcript()).toEqual(['user: hello', 'assistant: Echo: hello']), {
+        timeout: 5_000,
+      });
+      await waitForDom(() => expect(tab.status()).toBe('ready'));
+      await pause(200);
+      const finished = heard.filter((message) => message.type === 'turn-finished');
+      expect(finished.length).toBeGreaterThan(0);
+      for (const news of finished) {
+        expect(news.order).toHaveLength(2);
+        expect(news.message).toBeDefined();
+      }
+      tab.unmount();
+    } finally {
+      channel.close();
+    }
+  });
+});

@@ -5,7 +5,8 @@
 // page wrote (live, its append unanswered, no session yet) and followed it, but its resume had no
 // session to read and ended with nothing; the reloaded page then started the session and sent
 // the message, and the other tab never read the reply (it showed an empty chat, Ready). The
-// follow now reads the turn once the record names the session.
+// follow now reads the turn once the record names the session. The same moment with the page
+// closed (not reloaded): the other tab takes the turn over, starts the session and sends it.
 import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
@@ -106,6 +107,46 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
       } finally {
         stopRelay();
       }
+    },
+  );
+
+  it.each([['Web Locks'], ['BroadcastChannel lease']])(
+    'a new chat’s first message, its page closed before the session existed, another tab open (%s): that tab sends it once and shows the reply',
+    async (mode) => {
+      const chatId = nextChatId('sessionless-close');
+      const tabs: TabCoordinationOptions = {
+        locks: mode === 'Web Locks' ? new MemoryLocks() : null,
+        broadcastChannel: nodeChannel,
+      };
+      const otherApp = newApp();
+      const pageApp = newApp();
+      const other = open('other', chatId, tabs, otherApp);
+      await waitForDom(() => expect(other.status()).toBe('ready'));
+      const page = open('page', chatId, tabs, pageApp, new Promise<void>(() => {}));
+      page.send('hello');
+      await waitForDom(() => expect(page.tab().owner).toBe(true), { timeout: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The tab is closed: it notes its send as it goes, and the other tab hears of the record.
+      window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }));
+      await waitForDom(() =>
+        expect(localStorage.getItem(recordKey(chatId) ?? '')).toContain('pendingAppend'),
+      );
+      page.unmount();
+      const key = recordKey(chatId) ?? '';
+      window.dispatchEvent(
+        new StorageEvent('storage', { key, newValue: localStorage.getItem(key), storageArea: localStorage }),
+      );
+      await waitForDom(() => expect(other.transcript()).toEqual(['user: hello', 'assistant: Echo: hello']), {
+        timeout: 10_000,
+      });
+      await waitForDom(() => expect(other.status()).toBe('ready'));
+      // Nothing takes the reply away afterwards (news of the closed tab's turn, told by no one).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(other.transcript()).toEqual(['user: hello', 'assistant: Echo: hello']);
+      expect(server.inspect(chatId)?.in.nextSeq).toBe(1);
+      expect(appendKinds(pageApp.recorder.requests)).toEqual([]);
+      expect(otherApp.errors).toEqual([]);
+      other.unmount();
     },
   );
 });
