@@ -14,7 +14,7 @@ import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.j
 import { MemoryLocks } from '../session/support/memory-locks.js';
 import { startMomentsServer } from '../transport/support/moments.js';
 import { appendKinds, nextChatId, recordingFetch } from './support/harness.js';
-import { type App, nodeChannel, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
+import { type App, nodeChannel, type Open, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -51,35 +51,46 @@ function relayStorageEvents(chatId: string): () => void {
   return () => clearInterval(timer);
 }
 
+/**
+ * Two tabs of a new chat: `page` sends its first message while the app's route has not answered
+ * the session's start (held for good), and then leaves (pagehide): its send is noted in the record.
+ */
+async function sentBeforeSession(open: Open, mode: string, name: string) {
+  const chatId = nextChatId(name);
+  const tabs: TabCoordinationOptions = {
+    locks: mode === 'Web Locks' ? new MemoryLocks() : null,
+    broadcastChannel: nodeChannel,
+  };
+  const otherApp = newApp();
+  const pageApp = newApp();
+  const other = open('other', chatId, tabs, otherApp);
+  await waitForDom(() => expect(other.status()).toBe('ready'));
+  const page = open('page', chatId, tabs, pageApp, new Promise<void>(() => {}));
+  page.send('hello');
+  // The send has the tab's turn (the lease takes its claim window) and waits for the start.
+  await waitForDom(() => expect(page.tab().owner).toBe(true), { timeout: 5_000 });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(page.transcript()).toEqual(['user: hello']);
+  // The app saved the message as it was sent; the page goes (its send noted in the record).
+  pageApp.saved = structuredClone(page.messages());
+  window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }));
+  await waitForDom(() => expect(localStorage.getItem(recordKey(chatId) ?? '')).toContain('pendingAppend'));
+  return { chatId, tabs, other, page, otherApp, pageApp };
+}
+
 describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
   it.each([['Web Locks'], ['BroadcastChannel lease']])(
     'a new chat’s first message, its page reloaded before the session existed, another tab open (%s): both tabs show the reply, sent once',
     async (mode) => {
-      const chatId = nextChatId('sessionless-follow');
-      const tabs: TabCoordinationOptions = {
-        locks: mode === 'Web Locks' ? new MemoryLocks() : null,
-        broadcastChannel: nodeChannel,
-      };
       let stopRelay = () => {};
-      const otherApp = newApp();
-      const pageApp = newApp();
       try {
-        const other = open('other', chatId, tabs, otherApp);
-        await waitForDom(() => expect(other.status()).toBe('ready'));
-        // The page's start is held: the app's route has not answered when the page reloads.
-        const page = open('page', chatId, tabs, pageApp, new Promise<void>(() => {}));
-        page.send('hello');
-        // The send has the tab's turn (the lease takes its claim window) and waits for the start.
-        await waitForDom(() => expect(page.tab().owner).toBe(true), { timeout: 5_000 });
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        expect(page.transcript()).toEqual(['user: hello']);
-        // The reload: the page leaves (its send noted in the record), the new page loads that
-        // record and takes the turn; its start is slow (the app's route fetching a token).
-        pageApp.saved = structuredClone(page.messages());
-        window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }));
-        await waitForDom(() =>
-          expect(localStorage.getItem(recordKey(chatId) ?? '')).toContain('pendingAppend'),
+        const { chatId, tabs, other, page, otherApp, pageApp } = await sentBeforeSession(
+          open,
+          mode,
+          'sessionless-follow',
         );
+        // The reload: the new page loads the record and takes the turn; its start is slow (the
+        // app's route fetching a token).
         const { tab: reloaded, letStart } = reloadSlowly(page, (until) =>
           open('page reloaded', chatId, tabs, pageApp, until),
         );
@@ -113,24 +124,12 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
   it.each([['Web Locks'], ['BroadcastChannel lease']])(
     'a new chat’s first message, its page closed before the session existed, another tab open (%s): that tab sends it once and shows the reply',
     async (mode) => {
-      const chatId = nextChatId('sessionless-close');
-      const tabs: TabCoordinationOptions = {
-        locks: mode === 'Web Locks' ? new MemoryLocks() : null,
-        broadcastChannel: nodeChannel,
-      };
-      const otherApp = newApp();
-      const pageApp = newApp();
-      const other = open('other', chatId, tabs, otherApp);
-      await waitForDom(() => expect(other.status()).toBe('ready'));
-      const page = open('page', chatId, tabs, pageApp, new Promise<void>(() => {}));
-      page.send('hello');
-      await waitForDom(() => expect(page.tab().owner).toBe(true), { timeout: 5_000 });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      // The tab is closed: it notes its send as it goes, and the other tab hears of the record.
-      window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }));
-      await waitForDom(() =>
-        expect(localStorage.getItem(recordKey(chatId) ?? '')).toContain('pendingAppend'),
+      const { chatId, other, page, otherApp, pageApp } = await sentBeforeSession(
+        open,
+        mode,
+        'sessionless-close',
       );
+      // The tab is closed; the other tab hears of the record it left.
       page.unmount();
       const key = recordKey(chatId) ?? '';
       window.dispatchEvent(
