@@ -80,8 +80,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
   followedRequests = 0;
   /** Counts the resumes found to follow another tab's turn (a request that saw one is not this tab's). */
   followedResumes = 0;
+
   /** Streams that reached the chat and ended so far (sends, and resumes that found a turn): see `TurnFollow.observe`. */
-  streamsEnded = 0;
+  get streamsEnded(): number {
+    return this.#life?.streamsEnded ?? 0;
+  }
   /**
    * The user message of the last send refused with `TURN_IN_OTHER_TAB` (never sent; taken out
    * by `withoutRefused`, src/session/follow-messages.ts).
@@ -516,16 +519,7 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
           this.sessionTransport.close();
       },
       warn: (message) => this.#warn(message),
-      streamOpened: () => {
-        const closed = this.#life?.streamOpened();
-        let over = false;
-        return () => {
-          if (over) return;
-          over = true;
-          this.streamsEnded += 1;
-          closed?.();
-        };
-      },
+      streamOpened: () => this.#life?.streamOpened() ?? (() => {}),
       resumeStarted: () => this.#life?.resumeStarted() ?? (() => {}),
       noteTurnMessage: (message) => {
         if (message?.role === 'assistant') this.#continuedHere = message.id;

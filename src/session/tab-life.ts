@@ -152,6 +152,8 @@ export function nextTabPhase(phase: TabPhase, event: TabEvent): TabPhase {
 export class TabLife<UI_MESSAGE extends UIMessage> {
   #phase: TabPhase = { type: 'idle' };
   #openStreams = 0;
+  /** Streams that reached the chat and ended so far (`streamOpened`). */
+  streamsEnded = 0;
   /** Resumes asked for whose stream has not reached the chat yet (`resumeStarted`). */
   #pendingResumes = 0;
   /** A follow's wait for the lock (see `nextTabPhase`: it may outlive `following`). */
@@ -353,6 +355,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
       if (closed) return;
       closed = true;
       this.#openStreams -= 1;
+      this.streamsEnded += 1;
       this.#noteReadOver();
       if (this.#turnsEnded === ended) this.#noteTrailCut();
       this.settle();
@@ -395,10 +398,8 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * it has started it). The follow reads the turn once the record names the session.
    */
   #noteSessionlessFollow(): void {
-    if (this.#phase.type !== 'following' || this.#openStreams + this.#pendingResumes > 0) return;
-    const state = this.#options.client.getState();
-    if (!state.turnLive || state.closed) return;
-    if (state.sessionId === undefined) this.#awaitingSession = true;
+    if (this.#options.client.getState().sessionId === undefined)
+      this.#awaitingSession = this.#phase.type === 'following';
     // The session came while the resume looked: read now (out of the resume's own settling).
     else void Promise.resolve().then(() => this.#followAgain());
   }
