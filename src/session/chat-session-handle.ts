@@ -270,8 +270,13 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         // The owner's read (in another tab) must not take the stopped turn for a refused one.
         // A resume still waiting for its first answer shows nothing of the turn: the tab that
         // took the turn over tells how it ended then (see `stopsTold`).
-        else if (client?.getState().turnLive === true)
-          this.#life?.announceStop(this.activity.get().phase !== 'resuming');
+        else if (client?.getState().turnLive === true) {
+          const { sessionId, token } = client.getState();
+          this.#life?.announceStop(
+            this.activity.get().phase !== 'resuming',
+            sessionId === undefined && token === undefined,
+          );
+        }
         await this.sessionTransport.stop(this.chatId);
         if (client !== undefined && !ended) endLiveTurn(client.store, 'stopped');
       } finally {
@@ -365,9 +370,10 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
       onRemoteFinish: (final) => {
         if (!this.isEarlierFinal(final)) this.remoteFinishHandler?.(final);
       },
-      onRemoteStop: (shown) => {
+      onRemoteStop: (shown, unsent) => {
         if (shown) this.#stopsTold += 1;
-        this.sessionTransport.noteRemoteStop(this.chatId);
+        // With no stop of that tab's, the tab that drives the turn appends one behind its message.
+        this.sessionTransport.noteRemoteStop(this.chatId, unsent && this.#tabState.owner);
       },
       onTakeOver: () => {
         this.#turnsTakenOver += 1;

@@ -17,9 +17,11 @@ export type TabMessage =
    * A tab is about to append `stop` for the live turn: the owner's read then ends on a
    * turn-complete without content, which is that stop, not the agent refusing the turn.
    * `shown: false`: the stopping tab shows none of the turn (its read was not answered yet), so
-   * it will not tell how the turn ended (an older tab leaves it out: taken as shown).
+   * it will not tell how the turn ended (an older tab leaves it out: taken as shown). `unsent`:
+   * the stopping tab knows of no session yet, so it appends no `stop`: the turn's message, still
+   * to be sent (again) by the tab that drives it, is not sent, or is stopped behind.
    */
-  | { type: 'turn-stopped'; tabId: string; shown?: boolean }
+  | { type: 'turn-stopped'; tabId: string; shown?: boolean; unsent?: boolean }
   /** Broadcast-lease mode: the owner is alive (also the answer to a rival's claim). */
   | { type: 'heartbeat'; tabId: string }
   /** Broadcast-lease mode: a tab wants to own the next turn. Lowest (at, tabId) wins. */

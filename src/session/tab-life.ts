@@ -28,9 +28,9 @@ export interface TabLifeOptions<UI_MESSAGE extends UIMessage> {
   onRemoteFinish(final: RemoteFinal<UI_MESSAGE>): void;
   /**
    * Another tab is stopping the live turn (see the `turn-stopped` message); `shown`: that tab
-   * shows the turn and will tell how it ended.
+   * shows the turn and will tell how it ended; `unsent`: it appends no `stop` (no session yet).
    */
-  onRemoteStop(shown: boolean): void;
+  onRemoteStop(shown: boolean, unsent: boolean): void;
   /** This tab took over a live turn whose owner went away: it drives the turn's end now. */
   onTakeOver(): void;
   /** The user message the live turn answers, from the record (undefined when it continues a reply or is unknown). */
@@ -210,7 +210,7 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
               order: message.order,
             });
           else if (message.type === 'turn-stopped' && !this.#disposed())
-            options.onRemoteStop(message.shown !== false);
+            options.onRemoteStop(message.shown !== false, message.unsent === true);
         }),
         coordinator.onOwnershipChange(() => this.#publish()),
       );
@@ -455,9 +455,9 @@ export class TabLife<UI_MESSAGE extends UIMessage> {
    * Tells the other tabs that this tab appends `stop` for the live turn (before it does);
    * `shown`: this tab shows the turn (it will tell how the turn ended).
    */
-  announceStop(shown: boolean): void {
+  announceStop(shown: boolean, unsent: boolean): void {
     const { coordinator } = this.#options;
-    coordinator?.announce({ type: 'turn-stopped', tabId: coordinator.tabId, shown });
+    coordinator?.announce({ type: 'turn-stopped', tabId: coordinator.tabId, shown, unsent });
   }
 
   dispose(): void {

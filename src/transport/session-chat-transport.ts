@@ -88,6 +88,8 @@ interface ChatEntry {
   messageIds: Map<string, string> | undefined;
   /** Part ids of unanswered appends this page sent again (a resume, a takeover): each once. */
   resentParts: Set<string> | undefined;
+  /** The unanswered append this page is sending again, until it is answered: a stop before it went out cancels it. */
+  resending: { partId: string; abort: AbortController } | undefined;
 }
 
 /** What a resumed turn knows of its own append (see `SessionChatTransport.ownInput`). */
@@ -277,24 +279,47 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     entry.draining = undefined;
     entry.ledger.clearQueue(); // the user stopped: what was queued behind the live turn is not resumed
     const state = entry.client.getState();
-    if (!state.turnLive) return;
+    if (!state.turnLive || this.#dropUnsent(entry, state)) return;
     if (!entry.ledger.stopping) entry.ledger.markStopped(stoppedTurnMark(active, state));
     await this.#appendStop(entry);
   }
 
   /**
+   * A live turn whose message never went out: its page left before the chat's session existed
+   * (the record holds the message, `pendingAppend`), and the page that sends it again (a reload,
+   * a tab taking the turn over) still waits for the session. Stopped now, it is not sent at all:
+   * a `stop` appended now would start the session and reach the agent before the message.
+   */
+  #dropUnsent(entry: ChatEntry, state: ChatSessionState): boolean {
+    if (state.sessionId !== undefined || state.token !== undefined) return false;
+    const live = liveTurn(state.turns);
+    const target = live?.state === 'sent' ? entry.ledger.entry(live.id) : undefined;
+    if (target === undefined) return false;
+    entry.ledger.move(target, { type: 'refused' });
+    // Sent again here, it still waits for the session behind the queue: it goes nowhere now.
+    if (entry.resending !== undefined && entry.resending.partId === live?.partId)
+      entry.resending.abort.abort();
+    return true;
+  }
+
+  /**
    * Another tab (of this browser) is stopping the chat's live turn: the turn this page reads then
    * ends on a turn-complete without content, which is that stop, not a refusal (`TURN_REJECTED`);
-   * a send of this page whose append is still unanswered is stopped behind it.
+   * a send of this page whose append is still unanswered is stopped behind it. `unsent`: that tab
+   * appends no stop (it knew of no session yet), so this page, which drives the turn, does.
    */
-  noteRemoteStop(chatId: string): void {
+  noteRemoteStop(chatId: string, unsent = false): void {
     const entry = this.chats.get(chatId);
-    const active = entry?.active;
-    if (entry === undefined || active === undefined || active.finished) return;
+    if (entry === undefined) return;
+    const state = entry.client.getState();
+    // The message this page is to send (again) waits for the session: it is not sent.
+    if (this.#dropUnsent(entry, state)) return;
+    const active = entry.active;
+    if (active === undefined || active.finished) return;
     active.noteStoppedElsewhere();
     // Appends of two tabs are not ordered: that stop may reach the agent before this page's
     // message, which would then run in full. This page's own stop goes out behind its message.
-    if (active.ownAppendUnanswered) this.#sendStop(entry);
+    if (active.ownAppendUnanswered || unsent) this.#sendStop(entry);
   }
 
   /**
@@ -675,12 +700,6 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   /**
-   * After a reload: sends the unanswered append of the turn being resumed again, under its
-   * part id. Answered: the turn is stored. Refused outright: it never was, and the chat is not
-   * live (the resumed stream ends, see `awaitOwnSeq`). Other failures are reported; the resume
-   * goes on (its liveness watch bounds it).
-   */
-  /**
    * This page took over a live turn from another tab that went away while the turn's append
    * was still unanswered (the shared record's `pendingAppend`): the append is sent again under
    * its part id (the server stores it once, whether or not the first attempt arrived), so the
@@ -709,19 +728,34 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await this.#resendPending(entry, pending);
   }
 
+  /**
+   * After a reload or a takeover: sends the unanswered append of the live turn again, under its
+   * part id. Answered: the turn is stored. Refused outright: it never was, and the chat is not
+   * live (the resumed stream ends, see `awaitOwnSeq`). Other failures are reported; the resume
+   * goes on (its liveness watch bounds it). Cancelled by a stop before it went out: not reported.
+   */
   #resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
     const { client, ledger } = entry;
+    const { partId } = pending;
     entry.resentParts ??= new Set();
-    entry.resentParts.add(pending.partId);
-    const owner = client.getState().turns.find((record) => record.partId === pending.partId);
+    entry.resentParts.add(partId);
+    const owner = client.getState().turns.find((record) => record.partId === partId);
     const target = owner === undefined ? undefined : ledger.entry(owner.id);
-    return client.appendBody(pending.body, 'message', { partId: pending.partId }).then(
+    const resending = { partId, abort: new AbortController() };
+    entry.resending = resending;
+    const done = () => {
+      if (entry.resending === resending) entry.resending = undefined;
+    };
+    return client.appendBody(pending.body, 'message', { partId, signal: resending.abort.signal }).then(
       (result): AppendAnswer => {
+        done();
         this.#noteInSeq(entry, result.seq);
         if (target !== undefined) ledger.answer(target, { ok: true, seq: result.seq });
         return { ok: true, seq: result.seq };
       },
       (error: unknown): AppendAnswer => {
+        done();
+        if (resending.abort.signal.aborted) return { ok: false, error };
         entry.inSeq = undefined;
         // Refused outright: it never was stored, and its turn is not live.
         if (target !== undefined && refusedForGood(error)) ledger.move(target, { type: 'refused' });
@@ -910,6 +944,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       ledger: new TurnLedger(client.store),
       messageIds: undefined,
       resentParts: undefined,
+      resending: undefined,
     };
     this.chats.set(chatId, entry);
     return entry;

@@ -12,9 +12,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
 import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
 import { MemoryLocks } from '../session/support/memory-locks.js';
-import { startMomentsServer } from '../transport/support/moments.js';
+import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import { appendKinds, nextChatId, recordingFetch } from './support/harness.js';
-import { type App, nodeChannel, type Open, reloadSlowly, twoTabPaths } from './support/two-tab-app.js';
+import {
+  type App,
+  nodeChannel,
+  type Open,
+  reloadSlowly,
+  type Tab,
+  twoTabPaths,
+} from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -110,6 +117,107 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
         await waitForDom(() => expect(other.status()).toBe('ready'));
         // Stored once, by the reloaded page (the other tab only reads).
         expect(server.inspect(chatId)?.in.nextSeq).toBe(1);
+        expect(appendKinds(otherApp.recorder.requests)).toEqual([]);
+        expect(otherApp.errors).toEqual([]);
+        expect(pageApp.errors).toEqual([]);
+        other.unmount();
+        reloaded.unmount();
+      } finally {
+        stopRelay();
+      }
+    },
+  );
+
+  /**
+   * The page reloaded before the session existed, its start slow; the other tab follows the turn
+   * it learned of from the record. `stopWhere` stops the turn before the message went out again.
+   */
+  async function stoppedBeforeSession(
+    mode: string,
+    name: string,
+    stopWhere: (tabs: { other: Tab; reloaded: Tab }) => Promise<void>,
+  ) {
+    let stopRelay = () => {};
+    try {
+      const { chatId, tabs, other, page, otherApp, pageApp } = await sentBeforeSession(open, mode, name);
+      const { tab: reloaded, letStart } = reloadSlowly(page, (until) =>
+        open('page reloaded', chatId, tabs, pageApp, until),
+      );
+      await waitForDom(() => expect(reloaded.tab().owner).toBe(true), { timeout: 5_000 });
+      stopRelay = relayStorageEvents(chatId);
+      await waitForDom(() => expect(other.tab().following).toBe(true), { timeout: 5_000 });
+      await stopWhere({ other, reloaded });
+      letStart();
+      await waitForDom(() => expect(reloaded.status()).toBe('ready'), { timeout: 10_000 });
+      await waitForDom(() => expect(other.status()).toBe('ready'), { timeout: 10_000 });
+      // The agent's echo takes milliseconds: a message that reached it would be answered by now.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(reloaded.transcript()).toEqual(['user: hello']);
+      expect(other.transcript()).toEqual(['user: hello']);
+      // Stopped before it went out again: never sent (the reloaded page's start went on).
+      expect(server.inspect(chatId)?.in.nextSeq ?? 0).toBe(0);
+      expect(appendKinds(otherApp.recorder.requests)).toEqual([]);
+      expect(otherApp.errors).toEqual([]);
+      expect(pageApp.errors).toEqual([]);
+      other.unmount();
+      reloaded.unmount();
+    } finally {
+      stopRelay();
+    }
+  }
+
+  it.each([['Web Locks'], ['BroadcastChannel lease']])(
+    'a new chat’s first message, its page reloaded before the session existed: stop() in code in the other tab stops it (%s)',
+    async (mode) => {
+      await stoppedBeforeSession(mode, 'sessionless-stop-other', async ({ other }) => {
+        await other.stopInCode();
+      });
+    },
+  );
+
+  it.each([['Web Locks'], ['BroadcastChannel lease']])(
+    'a new chat’s first message, its page reloaded before the session existed: Stop in the reloaded page stops it (%s)',
+    async (mode) => {
+      await stoppedBeforeSession(mode, 'sessionless-stop-reloaded', async ({ reloaded }) => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        reloaded.stop();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      });
+    },
+  );
+
+  it.each([['Web Locks'], ['BroadcastChannel lease']])(
+    'a new chat’s first message sent again after a reload: stop() in the other tab, not yet told of the session, stops it (%s)',
+    async (mode) => {
+      let stopRelay = () => {};
+      try {
+        const { chatId, tabs, other, page, otherApp, pageApp } = await sentBeforeSession(
+          open,
+          mode,
+          'sessionless-stop-late',
+        );
+        const pause = pauseTurn(chatId, 'hello', 0);
+        const { tab: reloaded, letStart } = reloadSlowly(page, (until) =>
+          open('page reloaded', chatId, tabs, pageApp, until),
+        );
+        await waitForDom(() => expect(reloaded.tab().owner).toBe(true), { timeout: 5_000 });
+        stopRelay = relayStorageEvents(chatId);
+        await waitForDom(() => expect(other.tab().following).toBe(true), { timeout: 5_000 });
+        // The other tab hears nothing more (its storage event still to come): the reloaded page
+        // starts the session and sends the message again; the agent has taken it.
+        stopRelay();
+        letStart();
+        await waitForDom(() => expect(pause.reached).toBe(true), { timeout: 10_000 });
+        await other.stopInCode();
+        stopRelay = relayStorageEvents(chatId);
+        await waitForDom(() => expect(reloaded.status()).toBe('ready'), { timeout: 10_000 });
+        pause.release();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        // The reloaded page stopped it behind its message (the other tab had no session to append to).
+        expect(server.inspect(chatId)?.in.nextSeq).toBe(2);
+        expect(reloaded.transcript()).toEqual(['user: hello']);
+        await waitForDom(() => expect(other.transcript()).toEqual(['user: hello']));
+        expect(other.status()).toBe('ready');
         expect(appendKinds(otherApp.recorder.requests)).toEqual([]);
         expect(otherApp.errors).toEqual([]);
         expect(pageApp.errors).toEqual([]);

@@ -26,6 +26,8 @@ export interface Tab {
   approve(id: string): Promise<void>;
   /** The user's Stop button. */
   stop(): void;
+  /** `stop()` called in code (`useDurableChat().stop()`, `useChatSession().stop()`): also where no Stop button shows. */
+  stopInCode(): Promise<void>;
   unmount(): void;
 }
 
@@ -102,6 +104,7 @@ export function twoTabPaths(server: () => DevServer): [string, Open][] {
           await current.addToolApprovalResponse({ id, approved: true });
         }),
       stop: () => void chat.run((current) => current.stop()),
+      stopInCode: () => chat.run((current) => current.stop()),
       unmount: () => chat.unmount(),
     };
   };
@@ -144,6 +147,7 @@ export function twoTabPaths(server: () => DevServer): [string, Open][] {
         await page.chat.addToolApprovalResponse({ id, approved: true });
       },
       stop: () => void page.chat.stop(),
+      stopInCode: () => page.session.stop(),
       unmount: () => page.unmount(),
     };
   };
