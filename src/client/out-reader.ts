@@ -15,6 +15,7 @@ import {
   joinUrl,
   mergeHeaders,
   networkError,
+  readJsonBody,
 } from './http.js';
 import { inspectNote, isInspected } from './inspection.js';
 import { refusedFreshToken } from './refused-fresh-token.js';
@@ -80,6 +81,8 @@ export interface OutReadOptions {
   trackCursor?: boolean;
 }
 
+/** A long poll held this long before its `[DONE]` ended normally, whatever length was asked for. */
+const HELD_POLL_MS = 10_000;
 /** Why a read ended without an error. */
 export type OutReadEnd = 'stopped' | 'settled' | 'aborted';
 
@@ -262,11 +265,11 @@ export class OutReader {
       if (this.#progressed) attempts.failures = 0;
       // `[DONE]` after the server held the long poll is its normal end, not a failure:
       // reconnect at once, and never count it. One that comes back early with nothing
-      // (a server that ignores Timeout-Seconds) counts, so it cannot spin.
-      if (
-        end === 'done' &&
-        (this.#progressed || env.now() - openedAt >= (context.streamTimeoutSeconds * 1000) / 2)
-      ) {
+      // (a server that ignores Timeout-Seconds) counts, so it cannot spin; one held 10 s (a
+      // server or proxy that caps polls below the asked length) cannot spin either, and a
+      // long silence of the agent (a tool call) must not use up the reconnects.
+      const held = Math.min((context.streamTimeoutSeconds * 1000) / 2, HELD_POLL_MS);
+      if (end === 'done' && (this.#progressed || env.now() - openedAt >= held)) {
         context.emit({
           type: 'stream-reconnecting',
           chatId: context.chatId,
@@ -294,12 +297,20 @@ export class OutReader {
   async #refused(response: Response): Promise<ReadPhase> {
     const context = this.#context;
     const attempts = this.#attempts;
+    const { status } = response;
+    // A refusal that ends the read says why in its body (409: the session's `closedReason`); a
+    // retried one (5xx, 429, a token to refresh) is not waited for.
+    const final = status >= 400 && status < 500 && status !== 429 && status !== 401 && status !== 403;
+    const body = final
+      ? await readJsonBody(response, context.env, context.retry.connectTimeoutMs)
+      : undefined;
     const failure = httpErrorFromResponse({
-      status: response.status,
+      status,
       operation: 'read .out',
       headers: response.headers,
+      body,
     });
-    await response.body?.cancel().catch(() => undefined);
+    if (!final) await response.body?.cancel().catch(() => undefined);
     if (failure.status === 401 || failure.status === 403) {
       // One refresh per refusal; a fresh token refused again is final.
       if (attempts.authRetried) throw this.#fail(refusedFreshToken(failure, context.store.getState().token));

@@ -382,11 +382,21 @@ export class SessionClient {
    * environment's or a deleted session). Asks `startSession` again, which creates or finds
    * the session for the chat id, and adopts its id and token; the cursor is dropped (the new
    * `.out` has its own). Concurrent callers share one call; the `session-replaced` event says so.
+   * The same live session back (the 404 was not the session's: a proxy, an edge that did not
+   * know it yet): only its token is taken; its `.out`, and the cursor into it, stay.
    */
   replaceSession(): Promise<void> {
     this.#replacing ??= this.#callStartSession()
       .then((result) => {
         const previousSessionId = this.store.getState().sessionId;
+        if (
+          result.sessionId !== undefined &&
+          result.sessionId === previousSessionId &&
+          result.isCached !== false
+        ) {
+          this.#context.tokens.adopt(result.publicAccessToken, 'session-start');
+          return;
+        }
         this.#generation++;
         this.store.setState({ sessionId: result.sessionId, lastEventId: undefined });
         this.#context.tokens.adopt(result.publicAccessToken, 'session-start');

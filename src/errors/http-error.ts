@@ -95,6 +95,7 @@ export class PayloadTooLargeError extends HttpError {
 
 /** 429: wait until `resetAt` (epoch ms, when the server said), then retry. */
 export class RateLimitedError extends HttpError {
+  /** When to retry: `x-ratelimit-reset` as sent (see `normalizeResetAt`), else `Retry-After` (seconds, or a date in epoch ms). */
   readonly resetAt: number | undefined;
   readonly limit: number | undefined;
   readonly remaining: number | undefined;
@@ -127,8 +128,8 @@ function numberHeader(headers: Headers | undefined, name: string): number | unde
   return Number.isFinite(value) ? value : undefined;
 }
 
-function dateHeader(headers: Headers | undefined): number | undefined {
-  const raw = headers?.get('date');
+function dateHeader(headers: Headers | undefined, name = 'date'): number | undefined {
+  const raw = headers?.get(name);
   if (raw == null) return undefined;
   const value = Date.parse(raw);
   return Number.isFinite(value) ? value : undefined;
@@ -161,7 +162,12 @@ export function httpErrorFromResponse(options: {
   if (status === 429) {
     return new RateLimitedError({
       ...base,
-      resetAt: numberHeader(headers, 'x-ratelimit-reset'),
+      // Else HTTP's own `Retry-After`: seconds from now (read as `x-ratelimit-reset`'s delta
+      // form, see `normalizeResetAt`) or an HTTP date (epoch ms).
+      resetAt:
+        numberHeader(headers, 'x-ratelimit-reset') ??
+        numberHeader(headers, 'retry-after') ??
+        dateHeader(headers, 'retry-after'),
       limit: numberHeader(headers, 'x-ratelimit-limit'),
       remaining: numberHeader(headers, 'x-ratelimit-remaining'),
       serverDate: dateHeader(headers),

@@ -102,7 +102,7 @@ function classifyControl(
  */
 export function classifyRecord<CHUNK = UIMessageChunk>(record: OutRecord): ClassifiedRecord<CHUNK> {
   const headers = record.headers;
-  if (headers !== undefined && headers.length > 0) {
+  if (headers != null && headers.length > 0) {
     const first = headers[0];
     if (first !== undefined && first[0] === RECORD_HEADER.command) {
       return { kind: 'command', seqNum: record.seq_num, timestamp: record.timestamp, operation: first[1] };

@@ -92,7 +92,8 @@ function readBatch(
       continue;
     }
     if (record.seq_num > highest) highest = record.seq_num;
-    const headersOk = record.headers === undefined || isHeaderList(record.headers);
+    // `null`: a server whose serializer writes the absent list so (`classifyRecord` reads it as absent).
+    const headersOk = record.headers == null || isHeaderList(record.headers);
     if (typeof record.body === 'string' && headersOk && typeof record.timestamp === 'number') {
       records?.push(record as OutRecord);
       continue;
@@ -103,7 +104,7 @@ function readBatch(
       seq_num: record.seq_num,
       timestamp: typeof record.timestamp === 'number' ? record.timestamp : 0,
       body: typeof record.body === 'string' && headersOk ? record.body : '',
-      headers: headersOk ? record.headers : undefined,
+      headers: headersOk ? (record.headers ?? undefined) : undefined,
     });
   }
   records ??= raw as OutRecord[];
@@ -228,15 +229,18 @@ export function createOutStreamDecoder(
     },
   });
   const text = new TextDecoder('utf-8');
-  // A CR at the very end of the input may still be the first half of a CRLF, so the parser
-  // holds it back; at the end of the stream it can only be a line end.
-  let endsWithCarriageReturn = false;
+  // SSE ends a line at CR, LF or CRLF. The parser holds back a CR at the end of its input (it
+  // may be half a CRLF), which would keep a CR-only server's last event until the next bytes, a
+  // ping away, or lose it to a stall: the line is ended here, and an LF opening the next input
+  // (the CRLF's other half) is dropped.
+  let skipLineFeed = false;
   let atStart = true;
-  const feed = (decoded: string) => {
-    if (decoded === '' || abandoned) return;
+  const feed = (input: string) => {
+    if (input === '' || abandoned) return;
     atStart = false;
-    endsWithCarriageReturn = decoded.charCodeAt(decoded.length - 1) === 13;
-    parser.feed(decoded);
+    const decoded = skipLineFeed && input.charCodeAt(0) === 10 ? input.slice(1) : input;
+    skipLineFeed = decoded.charCodeAt(decoded.length - 1) === 13;
+    if (decoded !== '') parser.feed(skipLineFeed ? `${decoded}\n` : decoded);
   };
   return {
     push(chunk) {
@@ -247,8 +251,7 @@ export function createOutStreamDecoder(
     },
     end() {
       feed(text.decode());
-      if (endsWithCarriageReturn && !abandoned) parser.feed('\n');
-      endsWithCarriageReturn = false;
+      skipLineFeed = false;
       atStart = true;
       abandoned = false;
       parser.reset({ consume: false });

@@ -318,6 +318,54 @@ describe('SessionClient.readOut', () => {
     client.close();
   }, 25_000);
 
+  it.each([
+    ['held 10 s each (a proxy capping polls below the 60 s asked): not failures', 10_000],
+    ['back at once each: failures, so a server that ignores the length cannot spin', 0],
+  ])(
+    'long polls that end with [DONE] early, %s',
+    async (_name, heldMs) => {
+      // The server holds each poll 1 s (it is asked for 1, the client believes 60, its default);
+      // the client's clock moves `heldMs` with every poll.
+      let offset = 0;
+      const capped: typeof fetch = async (input, init) => {
+        const headers = new Headers(init?.headers);
+        if (!headers.has('timeout-seconds')) return fetch(input, init);
+        headers.set('timeout-seconds', '1');
+        const response = await fetch(input, { ...init, headers });
+        // The poll's [DONE] comes `heldMs` after it opened, on the client's clock.
+        const held = new TransformStream<Uint8Array, Uint8Array>({
+          transform: (chunk, controller) => {
+            if (new TextDecoder().decode(chunk).includes('[DONE]')) offset += heldMs;
+            controller.enqueue(chunk);
+          },
+        });
+        return new Response(response.body?.pipeThrough(held), response);
+      };
+      const { client, events } = makeClient({
+        fetch: capped,
+        environment: { warn: () => {}, now: () => Date.now() + offset },
+      });
+      await client.preload();
+      const controller = new AbortController();
+      let failure: unknown;
+      const reading = (async () => {
+        for await (const _ of client.readOut({ signal: controller.signal })) {
+          // a long silence of the agent: nothing arrives
+        }
+      })().catch((error: unknown) => {
+        failure = error;
+      });
+      const polls = () => events.filter((event) => event.type === 'stream-connected').length;
+      await waitFor(() => polls() >= 10 || failure !== undefined, 20_000, 'ten long polls, or a failure');
+      if (heldMs > 0) expect(failure).toBeUndefined();
+      else expect(failure).toMatchObject({ code: 'STREAM_DISCONNECTED' });
+      controller.abort();
+      await reading;
+      client.close();
+    },
+    25_000,
+  );
+
   it('wakes at once from a long backoff on `online`', async () => {
     const wake = createWakeSource();
     const { client, events } = makeClient({
@@ -341,6 +389,31 @@ describe('SessionClient.readOut', () => {
     );
     controller.abort();
     await reading;
+    client.close();
+  });
+
+  it('a 409 on .out closes the chat with the reason its body gives', async () => {
+    const { client, events } = makeClient();
+    await client.preload();
+    await fetch(`${server.url}/api/v1/sessions/${client.getState().sessionId}/close`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'archived by admin' }),
+    });
+    server.faults.failOutConnections(1, 409);
+    const reading = (async () => {
+      for await (const _ of client.readOut({})) {
+        // nothing
+      }
+    })();
+    await expect(reading).rejects.toMatchObject({
+      code: 'SESSION_CLOSED',
+      closedReason: 'archived by admin',
+    });
+    expect(client.getState()).toMatchObject({ closed: true, closedReason: 'archived by admin' });
+    expect(events.filter((event) => event.type === 'session-closed')).toEqual([
+      expect.objectContaining({ reason: 'archived by admin' }),
+    ]);
     client.close();
   });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { rateLimitDelay, resolveRetryOptions } from '../../src/client/retry-policy.js';
 import {
   AuthError,
   ConnectionError,
@@ -142,6 +143,23 @@ describe('httpErrorFromResponse edge cases', () => {
     const blank = map(429, undefined, new Headers({ 'x-ratelimit-reset': ' ', 'x-ratelimit-limit': 'many' }));
     expect(blank).toMatchObject({ resetAt: undefined, limit: undefined, remaining: undefined });
     expect(map(429)).toMatchObject({ resetAt: undefined });
+  });
+
+  it('reads a 429 without x-ratelimit-reset by its Retry-After: seconds, or an HTTP date', () => {
+    const now = Date.UTC(2026, 10, 29, 12, 0, 0);
+    const defaults = resolveRetryOptions(undefined);
+    const seconds = map(429, undefined, new Headers({ 'retry-after': '2' })) as RateLimitedError;
+    expect(rateLimitDelay(1, seconds.resetAt, now, defaults, 0)).toBe(2_000);
+    const date = new Date(now + 7_000).toUTCString();
+    const dated = map(429, undefined, new Headers({ 'retry-after': date })) as RateLimitedError;
+    expect(rateLimitDelay(1, dated.resetAt, now, defaults, 0)).toBe(7_000);
+    // x-ratelimit-reset (the wire notes' header) wins; a Retry-After beyond maxRateLimitWaitMs gives up.
+    const both = new Headers({ 'retry-after': '2', 'x-ratelimit-reset': String(now + 5_000) });
+    expect(rateLimitDelay(1, (map(429, undefined, both) as RateLimitedError).resetAt, now, defaults, 0)).toBe(
+      5_000,
+    );
+    const far = map(429, undefined, new Headers({ 'retry-after': '3600' })) as RateLimitedError;
+    expect(rateLimitDelay(1, far.resetAt, now, defaults, 0)).toBeUndefined();
   });
 
   it('SessionClosedError defaults to 409 and a null reason', () => {

@@ -95,6 +95,20 @@ describe('malformed records inside a good batch', () => {
     expect(classifyRecord(result?.records[0] ?? good(0))).toMatchObject({ kind: 'control', seqNum: 4 });
   });
 
+  it('reads `"headers": null` (a serializer writing the absent list so) as no headers', () => {
+    const data = { ...good(1), headers: null };
+    const { result, errors } = parse({ records: [data] });
+    expect(errors).toEqual([]);
+    expect(classifyRecord(result?.records[0] ?? good(0))).toMatchObject({
+      kind: 'data',
+      seqNum: 1,
+      chunk: { type: 'text-delta', delta: 'd1' },
+    });
+    // With another field unreadable too, the record is kept (its body emptied) without headers.
+    const { result: bad } = parse({ records: [{ seq_num: 2, timestamp: 5, body: 7, headers: null }] });
+    expect(bad?.records).toEqual([{ seq_num: 2, timestamp: 5, body: '', headers: undefined }]);
+  });
+
   it('ignores an unreadable tail instead of failing the batch', () => {
     for (const tail of [null, 'x', { seq_num: -1 }, { seq_num: 1.5, timestamp: 1 }, { timestamp: 4 }]) {
       expect(parse({ records: [good(1)], tail }).result).toEqual({ records: [good(1)], tail: undefined });

@@ -75,6 +75,22 @@ describe('decoder line endings and BOM', () => {
     expect(decodePieces(['data: [DONE]\r', '\r'])).toEqual([{ type: 'done' }]);
   });
 
+  it('delivers an event that ends in a lone CR at once, not on the next read', () => {
+    const events: OutStreamEvent[] = [];
+    const decoder = createOutStreamDecoder((event) => events.push(event));
+    decoder.push(utf8('event: ping\rdata: {"timestamp":1}\r\r'));
+    expect(events).toEqual([{ type: 'ping', timestamp: 1, tail: undefined }]);
+    decoder.push('data: [DONE]\r');
+    decoder.push('\r');
+    expect(events.at(-1)).toEqual({ type: 'done' });
+    // A lone LF after a CR-ended read is that CRLF's second half, even when it comes alone.
+    decoder.push('event: ping\r');
+    decoder.push('\n');
+    decoder.push('data: {"timestamp":2}\r\n\r\n');
+    expect(events.at(-1)).toEqual({ type: 'ping', timestamp: 2, tail: undefined });
+    expect(events).toHaveLength(3);
+  });
+
   it('reads a CRLF split between two reads as one line end, not two', () => {
     // If the CR and LF counted as two line ends, the first event would be cut short.
     const events = decodePieces([

@@ -517,6 +517,43 @@ describe('item 7: a chat left while its reply streams is never evicted', () => {
 });
 
 describe('item 12: a session the server no longer knows is replaced, once', () => {
+  it.each([['.out'], ['append']])(
+    'a 404 on %s while the server still has the session (the start gives it back): its cursor stays, each reply stays its own',
+    async (where) => {
+      const own = await startEchoServer();
+      const events: SessionEvent[] = [];
+      const transport = new SessionChatTransport({
+        baseURL: own.url,
+        taskIdentifier: 'echo',
+        startSession: startSessionVia(own),
+        onEvent: (event) => events.push(event),
+        environment: { warn: () => {} },
+      });
+      const chatId = uniqueChatId('spurious-404');
+      const chat = new TestChat({ id: chatId, transport });
+      await chat.sendMessage({ text: 'first' });
+      const before = transport.getState(chatId).sessionId;
+      if (where === '.out') own.faults.failOutConnections(1, 404);
+      else own.faults.failAppends(1, 404);
+      await chat.sendMessage({ text: 'second' });
+      await chat.sendMessage({ text: 'third' });
+      expect(chat.error).toBeUndefined();
+      expect(transcript(chat.messages)).toEqual([
+        'user: first',
+        'assistant: Echo: first',
+        'user: second',
+        'assistant: Echo: second',
+        'user: third',
+        'assistant: Echo: third',
+      ]);
+      expect(events.filter((event) => event.type === 'session-replaced')).toEqual([]);
+      expect(transport.getState(chatId).sessionId).toBe(before);
+      expect(own.inspect(chatId)?.in.nextSeq).toBe(3);
+      transport.close();
+      await own.close();
+    },
+  );
+
   it('after a restarted dev server forgot every session: the next send gets a new session and its reply', async () => {
     const own = await startEchoServer();
     const events: SessionEvent[] = [];
