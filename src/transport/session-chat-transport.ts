@@ -223,9 +223,11 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
               },
             },
       // A settled peek closes before a reply that has not begun yet: never for a turn whose
-      // append this chat saw stored (the spec: not right after a submit). A turn whose append
-      // was still unanswered may never have reached the server: the peek tells.
-      peekSettled: !(knownStart && (stored || unanswered !== undefined)),
+      // append this chat saw stored (the spec: not right after a submit), nor for another tab's
+      // turn that tab is still sending (its announcement comes right after the submit). This
+      // page's own append left unanswered by a reload may never have reached the server: the
+      // peek tells.
+      peekSettled: !(knownStart && (stored || unanswered !== undefined || options.resendPending === false)),
       startedAt: client.environment.now(),
       onCancel: () => this.#onDisconnect(entry, turn),
       onEnd: (outcome) => {
