@@ -105,12 +105,16 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     const ownOver = () => {
       if (ownMessageId !== undefined) this.#gate.ownSend(undefined);
     };
+    const turnMessage = options.trigger === 'submit-message' ? options.messages.at(-1) : undefined;
+    // Until the send reaches the transport, a page leaving (a reload, the tab closed) notes it there.
+    const leaving = this.#inner.noteIfLeaving(options, () => this.#gate.noteTurnMessage(turnMessage));
     try {
       await this.#gate.enter();
       // Sent while the turn it would wait for is still live (the owner sends again, a reload's
       // resume not answered yet): it goes out now, so the chat's order is the server's already.
       if (ownMessageId !== undefined && (await this.#gate.turnLive())) this.#gate.ownSend(ownMessageId, true);
     } catch (error) {
+      leaving();
       ownOver();
       update('none', error instanceof Error ? error : undefined);
       // Another tab drives the turn: this message was never sent (the chat takes it out).
@@ -127,7 +131,8 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       const last = options.messages.at(-1);
       // Kept in the record while the turn is live: whoever shows the turn again shows its message.
       // (An assistant message: the turn continues it, e.g. a tool output or an approval answered.)
-      this.#gate.noteTurnMessage(options.trigger === 'submit-message' ? last : undefined);
+      this.#gate.noteTurnMessage(turnMessage);
+      leaving(); // the transport notes it from here
       const stream = await this.#inner.sendMessages({ ...options, abortSignal: undefined });
       if (this.#gate.released()) {
         // The page let go of the chat while the message was on its way: the message went out
@@ -148,6 +153,7 @@ export class GuardedTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
         ownOver();
       });
     } catch (error) {
+      leaving();
       ownOver();
       if (this.#gate.released()) return parkedStream();
       update('none', error instanceof Error ? error : undefined);

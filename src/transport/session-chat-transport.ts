@@ -88,6 +88,8 @@ interface ChatEntry {
   messageIds: Map<string, string> | undefined;
   /** Part ids of unanswered appends this page sent again (a resume, a takeover): each once. */
   resentParts: Set<string> | undefined;
+  /** A send noted as the page left before it reached the transport (see `noteIfLeaving`). */
+  leftSend: { body: string; partId: string; noted: TurnEntry } | undefined;
   /** The unanswered append this page is sending again, until it is answered: a stop before it went out cancels it. */
   resending: { partId: string; abort: AbortController } | undefined;
 }
@@ -131,12 +133,16 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
-    const { trigger, chatId, messageId, messages, abortSignal } = options;
+    const { trigger, chatId, messages, abortSignal } = options;
     const metadata = mergeMetadata(this.#options.clientData, options.metadata);
     if (this.#headStart !== undefined && trigger === 'submit-message') {
       // A new chat's first turn through the app's own route (see head-start.ts).
       const entry = this.#entry(chatId);
-      const busy = entry.active !== undefined || entry.draining !== undefined || entry.client.busy;
+      const busy =
+        entry.active !== undefined ||
+        entry.draining !== undefined ||
+        entry.client.busy ||
+        entry.leftSend !== undefined;
       const headers = options.headers as Record<string, string> | Headers | undefined;
       const body = options.body;
       const reply = await this.#headStart.send({
@@ -151,6 +157,17 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       });
       if (reply !== undefined) return reply;
     }
+    return this.#startTurn(chatId, this.#chunkOf(options), {
+      trigger,
+      headers: options.headers,
+      abortSignal,
+    });
+  }
+
+  /** The append a send makes of `options`. */
+  #chunkOf(options: SendOptions<UI_MESSAGE>): ChatInputChunk<UI_MESSAGE> {
+    const { trigger, chatId, messageId, messages } = options;
+    const metadata = mergeMetadata(this.#options.clientData, options.metadata);
     let chunk: ChatInputChunk<UI_MESSAGE>;
     if (trigger === 'submit-message') {
       const message = messages[messages.length - 1];
@@ -165,10 +182,30 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         metadata,
       });
     } else chunk = regenerateChunk<UI_MESSAGE>({ chatId, messageId, metadata });
-    return this.#startTurn(chatId, withPayloadExtras(chunk, options.body), {
-      trigger,
-      headers: options.headers,
-      abortSignal,
+    return withPayloadExtras(chunk, options.body);
+  }
+
+  /**
+   * A send held back before it reaches `sendMessages` (it waits for the tab's turn): a page
+   * leaving meanwhile notes it as sent, as `sendMessages` does until its append goes out, so the
+   * page a reload brings, or a tab taking the turn over, sends it. Returns the unsubscribe; the
+   * send that goes out after all uses the noted part id.
+   */
+  noteIfLeaving(options: SendOptions<UI_MESSAGE>, onNoted?: () => void): () => void {
+    const entry = this.#entry(options.chatId);
+    return entry.client.environment.onUnload(() => {
+      let body: string;
+      try {
+        body = serializeAppend(this.#chunkOf(options) as ChatInputChunk);
+      } catch {
+        return; // refused before any request when sent: nothing to send again
+      }
+      const kind = options.trigger === 'submit-message' ? 'message' : 'regenerate';
+      const partId = randomPartId();
+      const noted = this.#noteUnsent(entry, kind, partId, body);
+      if (noted === undefined) return;
+      entry.leftSend = { body, partId, noted };
+      onNoted?.();
     });
   }
 
@@ -462,12 +499,15 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const { client } = entry;
     const startedAt = client.environment.now();
     const body = serializeAppend(chunk as ChatInputChunk); // PAYLOAD_TOO_LARGE before any request
-    const partId = randomPartId();
+    // Noted as the page left while it waited (see `noteIfLeaving`): the same append, once.
+    const left = entry.leftSend?.body === body ? entry.leftSend : undefined;
+    entry.leftSend = undefined;
+    const partId = left?.partId ?? randomPartId();
     const kind = call.trigger === 'submit-message' ? 'message' : 'regenerate';
     // Until its append goes out, this send is known to this page only, while the app shows (and
     // often saves) the message at once. A page leaving then (a reload) notes it as sent, so the
     // page that replaces it, or a tab taking the turn over, sends it under its part id.
-    let noted: TurnEntry | undefined;
+    let noted: TurnEntry | undefined = left?.noted;
     const leaving = client.environment.onUnload(() => {
       noted ??= this.#noteUnsent(entry, kind, partId, body);
     });
@@ -947,6 +987,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       messageIds: undefined,
       resentParts: undefined,
       resending: undefined,
+      leftSend: undefined,
     };
     this.chats.set(chatId, entry);
     return entry;

@@ -18,6 +18,8 @@ import {
   type App,
   nodeChannel,
   type Open,
+  recordKey,
+  relayStorageEvents,
   reloadSlowly,
   type Tab,
   twoTabPaths,
@@ -32,31 +34,6 @@ afterAll(async () => {
 });
 
 const newApp = (): App => ({ saved: [], saves: [], errors: [], recorder: recordingFetch() });
-
-/** The record key of `chatId` in this window's localStorage, once there is one. */
-function recordKey(chatId: string): string | undefined {
-  for (let index = 0; index < localStorage.length; index += 1) {
-    const key = localStorage.key(index);
-    if (key?.endsWith(chatId) === true) return key;
-  }
-  return undefined;
-}
-
-/**
- * Tells the window of every change of the chat's record, as a browser tells the other tabs
- * (happy-dom fires no `storage` event within one window; here every tab hears it, the writer too).
- */
-function relayStorageEvents(chatId: string): () => void {
-  let last: string | null = null;
-  const timer = setInterval(() => {
-    const key = recordKey(chatId);
-    const value = key === undefined ? null : localStorage.getItem(key);
-    if (key === undefined || value === last || value === null) return;
-    last = value;
-    window.dispatchEvent(new StorageEvent('storage', { key, newValue: value, storageArea: localStorage }));
-  }, 10);
-  return () => clearInterval(timer);
-}
 
 /**
  * Two tabs of a new chat: `page` sends its first message while the app's route has not answered

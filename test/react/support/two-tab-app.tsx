@@ -173,3 +173,28 @@ export function reloadSlowly(
   tab.unmount();
   return { tab: reopen(started), letStart };
 }
+
+/** The record key of `chatId` in this window's localStorage, once there is one. */
+export function recordKey(chatId: string): string | undefined {
+  for (let index = 0; index < localStorage.length; index += 1) {
+    const key = localStorage.key(index);
+    if (key?.endsWith(chatId) === true) return key;
+  }
+  return undefined;
+}
+
+/**
+ * Tells the window of every change of the chat's record, as a browser tells the other tabs
+ * (happy-dom fires no `storage` event within one window; here every tab hears it, the writer too).
+ */
+export function relayStorageEvents(chatId: string): () => void {
+  let last: string | null = null;
+  const timer = setInterval(() => {
+    const key = recordKey(chatId);
+    const value = key === undefined ? null : localStorage.getItem(key);
+    if (key === undefined || value === last || value === null) return;
+    last = value;
+    window.dispatchEvent(new StorageEvent('storage', { key, newValue: value, storageArea: localStorage }));
+  }, 10);
+  return () => clearInterval(timer);
+}
