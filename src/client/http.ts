@@ -1,5 +1,6 @@
 import { ConnectionError } from '../errors/connection-error.js';
 import type { DurableChatError } from '../errors/durable-chat-error.js';
+import { ValidationError } from '../errors/validation-error.js';
 import { type ClientEnvironment, listenForAbort } from './environment.js';
 import { inspectFetch, isInspected } from './inspection.js';
 
@@ -100,6 +101,20 @@ export function networkError(operation: string, cause: unknown): ConnectionError
 
 export function abortedError(operation: string, cause?: unknown): ConnectionError {
   return new ConnectionError({ code: 'ABORTED', message: `${operation} was aborted`, cause });
+}
+
+/**
+ * `baseURL` as given, once it is a non-empty string: an unset environment variable reads as
+ * `undefined`, and every request would then fail as a network error that names nothing.
+ */
+export function requireBaseURL(baseURL: unknown): string {
+  if (typeof baseURL === 'string' && baseURL.trim() !== '') return baseURL;
+  throw new ValidationError({
+    message:
+      `baseURL is ${baseURL === '' ? 'empty' : String(baseURL)}: pass the API's origin, e.g. ` +
+      "'http://localhost:3030' for `durable-chat dev` (is the environment variable that holds it set in this build?)",
+    field: 'baseURL',
+  });
 }
 
 export function joinUrl(baseURL: string, path: string): string {

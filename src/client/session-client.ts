@@ -9,7 +9,7 @@ import { type AppendResult, appendWithRetry } from './append-request.js';
 import { type ClientContext, createClientContext } from './client-context.js';
 import { type ClientEnvironment, listenForAbort, randomPartId, sleep } from './environment.js';
 import type { SessionEvent, SessionEventHandler } from './events.js';
-import { callbackWithTimeout, type HeadersOption, isTransientCallbackError } from './http.js';
+import { callbackWithTimeout, type HeadersOption, isTransientCallbackError, requireBaseURL } from './http.js';
 import {
   type InspectionNote,
   inspectNote,
@@ -157,6 +157,7 @@ export class SessionClient {
   readonly #options: SessionClientOptions;
 
   constructor(options: SessionClientOptions) {
+    requireBaseURL(options.baseURL);
     this.#options = options;
     this.chatId = options.chatId;
     this.store = createSessionStore(options.chatId);

@@ -1,7 +1,7 @@
 import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import type { AppendResult } from '../client/append-request.js';
 import { listenForAbort, randomPartId } from '../client/environment.js';
-import type { HeadersOption } from '../client/http.js';
+import { type HeadersOption, requireBaseURL } from '../client/http.js';
 import { writeTurns } from '../client/live-turn.js';
 import { SessionClient } from '../client/session-client.js';
 import type { ChatSessionState } from '../client/session-store.js';
@@ -128,6 +128,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   readonly #options: SessionChatTransportOptions;
 
   constructor(options: SessionChatTransportOptions) {
+    requireBaseURL(options.baseURL);
     this.#options = options;
     this.#headStart = options.headStart === undefined ? undefined : new HeadStart(options.headStart);
   }

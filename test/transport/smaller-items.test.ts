@@ -223,3 +223,22 @@ describe('bounded memory', () => {
     subject.close();
   });
 });
+
+describe('configuration', () => {
+  it.each([[undefined], [''], ['  ']])(
+    'a baseURL of %j (an unset environment variable) is refused at once, naming baseURL',
+    (baseURL) => {
+      const options = {
+        baseURL: baseURL as unknown as string,
+        startSession: async () => ({ publicAccessToken: 't' }),
+      };
+      for (const make of [
+        () => new SessionChatTransport(options),
+        () => new SessionClient({ ...options, chatId: 'c' }),
+      ]) {
+        expect(make).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', field: 'baseURL' }));
+        expect(make).toThrow(/baseURL is .*http:\/\/localhost:3030/);
+      }
+    },
+  );
+});
