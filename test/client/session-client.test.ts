@@ -39,6 +39,20 @@ function makeClient(overrides: Partial<SessionClientOptions> = {}) {
   return { client, events, chatId };
 }
 
+/** A `readOut()` of a chat where nothing arrives, until `controller` aborts it; `failure()` is how it failed. */
+function readIdle(client: SessionClient) {
+  const controller = new AbortController();
+  let failed: unknown;
+  const reading = (async () => {
+    for await (const _ of client.readOut({ signal: controller.signal })) {
+      // nothing arrives: the agent is silent
+    }
+  })().catch((error: unknown) => {
+    failed = error;
+  });
+  return { controller, reading, failure: () => failed };
+}
+
 function say(chatId: string, text: string, metadata?: unknown) {
   return userMessageChunk({ chatId, message: userMessage(text), metadata });
 }
@@ -297,21 +311,14 @@ describe('SessionClient.readOut', () => {
     // Default retry options; the server ends each long poll after 1 s (its Timeout-Seconds).
     const { client, events } = makeClient({ streamTimeoutSeconds: 1, retry: undefined });
     await client.preload();
-    const controller = new AbortController();
-    let failure: unknown;
-    const reading = (async () => {
-      for await (const _ of client.readOut({ signal: controller.signal })) {
-        // idle: nothing arrives
-      }
-    })().catch((error: unknown) => {
-      failure = error;
-    });
+    const { controller, reading, failure } = readIdle(client);
     await waitFor(
-      () => events.filter((event) => event.type === 'stream-connected').length >= 11 || failure !== undefined,
+      () =>
+        events.filter((event) => event.type === 'stream-connected').length >= 11 || failure() !== undefined,
       20_000,
       'eleven long polls',
     );
-    expect(failure).toBeUndefined();
+    expect(failure()).toBeUndefined();
     expect(client.getState().status.type).not.toBe('error');
     controller.abort();
     await reading;
@@ -346,19 +353,11 @@ describe('SessionClient.readOut', () => {
         environment: { warn: () => {}, now: () => Date.now() + offset },
       });
       await client.preload();
-      const controller = new AbortController();
-      let failure: unknown;
-      const reading = (async () => {
-        for await (const _ of client.readOut({ signal: controller.signal })) {
-          // a long silence of the agent: nothing arrives
-        }
-      })().catch((error: unknown) => {
-        failure = error;
-      });
+      const { controller, reading, failure } = readIdle(client); // a long silence of the agent
       const polls = () => events.filter((event) => event.type === 'stream-connected').length;
-      await waitFor(() => polls() >= 10 || failure !== undefined, 20_000, 'ten long polls, or a failure');
-      if (heldMs > 0) expect(failure).toBeUndefined();
-      else expect(failure).toMatchObject({ code: 'STREAM_DISCONNECTED' });
+      await waitFor(() => polls() >= 10 || failure() !== undefined, 20_000, 'ten long polls, or a failure');
+      if (heldMs > 0) expect(failure()).toBeUndefined();
+      else expect(failure()).toMatchObject({ code: 'STREAM_DISCONNECTED' });
       controller.abort();
       await reading;
       client.close();

@@ -106,6 +106,28 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
   );
 
   /**
+   * Half a second on (the agent's echo takes milliseconds: a message that reached it would be
+   * answered by then), both tabs show the message unanswered and ready, `.in` holds `inRecords`,
+   * the other tab appended nothing and nobody saw an error. Both tabs are closed.
+   */
+  async function endsUnanswered(
+    tabs: { chatId: string; other: Tab; reloaded: Tab; otherApp: App; pageApp: App },
+    inRecords: number,
+  ) {
+    const { chatId, other, reloaded, otherApp, pageApp } = tabs;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(reloaded.transcript()).toEqual(['user: hello']);
+    await waitForDom(() => expect(other.transcript()).toEqual(['user: hello']));
+    expect(other.status()).toBe('ready');
+    expect(server.inspect(chatId)?.in.nextSeq ?? 0).toBe(inRecords);
+    expect(appendKinds(otherApp.recorder.requests)).toEqual([]);
+    expect(otherApp.errors).toEqual([]);
+    expect(pageApp.errors).toEqual([]);
+    other.unmount();
+    reloaded.unmount();
+  }
+
+  /**
    * The page reloaded before the session existed, its start slow; the other tab follows the turn
    * it learned of from the record. `stopWhere` stops the turn before the message went out again.
    */
@@ -127,17 +149,8 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
       letStart();
       await waitForDom(() => expect(reloaded.status()).toBe('ready'), { timeout: 10_000 });
       await waitForDom(() => expect(other.status()).toBe('ready'), { timeout: 10_000 });
-      // The agent's echo takes milliseconds: a message that reached it would be answered by now.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(reloaded.transcript()).toEqual(['user: hello']);
-      expect(other.transcript()).toEqual(['user: hello']);
       // Stopped before it went out again: never sent (the reloaded page's start went on).
-      expect(server.inspect(chatId)?.in.nextSeq ?? 0).toBe(0);
-      expect(appendKinds(otherApp.recorder.requests)).toEqual([]);
-      expect(otherApp.errors).toEqual([]);
-      expect(pageApp.errors).toEqual([]);
-      other.unmount();
-      reloaded.unmount();
+      await endsUnanswered({ chatId, other, reloaded, otherApp, pageApp }, 0);
     } finally {
       stopRelay();
     }
@@ -189,17 +202,8 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
         stopRelay = relayStorageEvents(chatId);
         await waitForDom(() => expect(reloaded.status()).toBe('ready'), { timeout: 10_000 });
         pause.release();
-        await new Promise((resolve) => setTimeout(resolve, 500));
         // The reloaded page stopped it behind its message (the other tab had no session to append to).
-        expect(server.inspect(chatId)?.in.nextSeq).toBe(2);
-        expect(reloaded.transcript()).toEqual(['user: hello']);
-        await waitForDom(() => expect(other.transcript()).toEqual(['user: hello']));
-        expect(other.status()).toBe('ready');
-        expect(appendKinds(otherApp.recorder.requests)).toEqual([]);
-        expect(otherApp.errors).toEqual([]);
-        expect(pageApp.errors).toEqual([]);
-        other.unmount();
-        reloaded.unmount();
+        await endsUnanswered({ chatId, other, reloaded, otherApp, pageApp }, 2);
       } finally {
         stopRelay();
       }
