@@ -55,6 +55,11 @@ export interface ChatSessionState extends Readonly<LiveMark> {
 
 export type SessionStore = StoreApi<ChatSessionState>;
 
+/** The chat knows its session (an id, or a token for it): before that, nothing of it went out. */
+export function knowsSession(state: Pick<ChatSessionState, 'sessionId' | 'token'>): boolean {
+  return state.sessionId !== undefined || state.token !== undefined;
+}
+
 export function initialSessionState(chatId: string): ChatSessionState {
   return {
     chatId,

@@ -4,7 +4,7 @@ import { resolveEnvironment } from '../client/environment.js';
 import { withHistoryCursor } from '../client/history-cursor.js';
 import { endLiveTurn } from '../client/live-turn.js';
 import type { SessionClient } from '../client/session-client.js';
-import { type ChatSessionState, initialSessionState } from '../client/session-store.js';
+import { type ChatSessionState, initialSessionState, knowsSession } from '../client/session-store.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { TurnInOtherTabError } from '../errors/turn-in-other-tab-error.js';
 import { ValidationError } from '../errors/validation-error.js';
@@ -270,13 +270,11 @@ export class ChatSessionHandle<UI_MESSAGE extends UIMessage = UIMessage> {
         // The owner's read (in another tab) must not take the stopped turn for a refused one.
         // A resume still waiting for its first answer shows nothing of the turn: the tab that
         // took the turn over tells how it ended then (see `stopsTold`).
-        else if (client?.getState().turnLive === true) {
-          const { sessionId, token } = client.getState();
+        else if (client?.getState().turnLive === true)
           this.#life?.announceStop(
             this.activity.get().phase !== 'resuming',
-            sessionId === undefined && token === undefined,
+            !knowsSession(client.getState()),
           );
-        }
         await this.sessionTransport.stop(this.chatId);
         if (client !== undefined && !ended) endLiveTurn(client.store, 'stopped');
       } finally {

@@ -4,7 +4,7 @@ import { listenForAbort, randomPartId } from '../client/environment.js';
 import { type HeadersOption, requireBaseURL } from '../client/http.js';
 import { writeTurns } from '../client/live-turn.js';
 import { SessionClient } from '../client/session-client.js';
-import type { ChatSessionState } from '../client/session-store.js';
+import { type ChatSessionState, knowsSession } from '../client/session-store.js';
 import { liveTurn, type TurnRecord } from '../client/turn-records.js';
 import { isDurableChatError } from '../errors/durable-chat-error.js';
 import { ValidationError } from '../errors/validation-error.js';
@@ -218,7 +218,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     await client.ready();
     let state = client.getState();
     if (state.closed) return null;
-    if (state.token === undefined && state.sessionId === undefined) {
+    if (!knowsSession(state)) {
       // No session yet: nothing to resume, unless this page's first send left before the session
       // existed (see `#noteUnsent`); the session starts now (one per chat id) and it is sent.
       if (options.resendPending === false || state.pendingAppend === undefined) return null;
@@ -331,7 +331,7 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
    * a `stop` appended now would start the session and reach the agent before the message.
    */
   #dropUnsent(entry: ChatEntry, state: ChatSessionState): boolean {
-    if (state.sessionId !== undefined || state.token !== undefined) return false;
+    if (knowsSession(state)) return false;
     const live = liveTurn(state.turns);
     const target = live?.state === 'sent' ? entry.ledger.entry(live.id) : undefined;
     if (target === undefined) return false;

@@ -242,3 +242,58 @@ describe('configuration', () => {
     },
   );
 });
+
+describe('a send the page leaves before it reached the transport (noteIfLeaving)', () => {
+  const leavingTransport = () => {
+    const listeners = new Set<() => void>();
+    const transport = new SessionChatTransport({
+      baseURL: server.url,
+      taskIdentifier: 'echo',
+      startSession: startSessionVia(server),
+      environment: {
+        warn: () => {},
+        onUnload: (listener) => {
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+      },
+    });
+    return {
+      transport,
+      leave: () => {
+        for (const listener of [...listeners]) listener();
+      },
+    };
+  };
+  const sendOf = (chatId: string, text: string) => ({
+    chatId,
+    trigger: 'submit-message' as const,
+    messageId: undefined,
+    messages: [{ id: `m-${chatId}`, role: 'user' as const, parts: [{ type: 'text' as const, text }] }],
+    abortSignal: undefined,
+  });
+
+  it('is noted as sent (live, its append kept for whoever sends it again); nothing once it reached the transport', () => {
+    const { transport, leave } = leavingTransport();
+    const noted = uniqueChatId('left-send');
+    transport.noteIfLeaving(sendOf(noted, 'hello'));
+    const reached = uniqueChatId('reached-send');
+    transport.noteIfLeaving(sendOf(reached, 'hello'))(); // unsubscribed: the transport notes it itself
+    leave();
+    expect(transport.getState(noted)).toMatchObject({
+      turnLive: true,
+      pendingAppend: { body: expect.stringContaining('hello') },
+    });
+    expect(transport.getState(reached)).toMatchObject({ turnLive: false, pendingAppend: undefined });
+    transport.close();
+  });
+
+  it('a message over the size limit (413 before any request) is not noted: there is nothing to send again', () => {
+    const { transport, leave } = leavingTransport();
+    const chatId = uniqueChatId('left-too-large');
+    transport.noteIfLeaving(sendOf(chatId, 'x'.repeat(2 * 1024 * 1024)));
+    expect(leave).not.toThrow();
+    expect(transport.getState(chatId)).toMatchObject({ turnLive: false, pendingAppend: undefined });
+    transport.close();
+  });
+});
