@@ -4,6 +4,7 @@ import {
   HttpError,
   httpErrorFromResponse,
   RateLimitedError,
+  ServerError,
   SessionClosedError,
 } from '../errors/http-error.js';
 import { CLIENT_HEADER as HEADER } from '../protocol/headers.js';
@@ -141,7 +142,7 @@ export async function appendWithRetry(
     }
     if (!failure.retryable || attempt >= retry.maxAttempts) throw failure;
     const delay =
-      failure instanceof RateLimitedError
+      failure instanceof RateLimitedError || (failure instanceof ServerError && failure.resetAt !== undefined)
         ? rateLimitDelay(attempt, failure.resetAt, env.now(), retry, env.random(), failure.serverDate)
         : backoffDelay(attempt, retry, env.random());
     if (delay === undefined) throw failure;

@@ -1,6 +1,11 @@
 import { ConnectionError } from '../errors/connection-error.js';
 import { type DurableChatError, isDurableChatError } from '../errors/durable-chat-error.js';
-import { httpErrorFromResponse, RateLimitedError, SessionClosedError } from '../errors/http-error.js';
+import {
+  httpErrorFromResponse,
+  RateLimitedError,
+  ServerError,
+  SessionClosedError,
+} from '../errors/http-error.js';
 import { EVENT_STREAM, CLIENT_HEADER as HEADER } from '../protocol/headers.js';
 import { type ClassifiedRecord, classifyRecord } from '../protocol/records.js';
 import { createOutStreamDecoder, type OutStreamEvent } from '../protocol/sse-decoder.js';
@@ -330,7 +335,7 @@ export class OutReader {
       return { type: 'connecting' };
     }
     if (!failure.retryable) throw this.#fail(failure);
-    if (failure instanceof RateLimitedError) {
+    if (failure instanceof RateLimitedError || failure instanceof ServerError) {
       attempts.rateLimitResetAt = failure.resetAt;
       attempts.serverDate = failure.serverDate;
     }

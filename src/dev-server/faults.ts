@@ -16,6 +16,8 @@ export interface OutConnectionPlan {
   hang?: boolean;
   /** Answer this status instead of the stream (409: as for a closed session, with its code). */
   status?: number;
+  /** With `status`: its `Retry-After`, in seconds. */
+  retryAfterSeconds?: number | undefined;
 }
 
 /**
@@ -36,6 +38,8 @@ export interface AppendFault {
   resetInMs: number;
   limit: number;
   resetFormat: RateLimitResetFormat;
+  /** A 5xx's `Retry-After`, in seconds; none when undefined. */
+  retryAfterSeconds: number | undefined;
   store: boolean;
 }
 
@@ -125,10 +129,14 @@ export class Faults {
 
   /**
    * The next `connections` `.out` requests answer `status` instead of a stream (e.g. 500, or
-   * 409 with `code: 'session_closed'` as a server that refuses reads of a closed session would).
+   * 409 with `code: 'session_closed'` as a server that refuses reads of a closed session would),
+   * with `Retry-After: retryAfterSeconds` when that is given.
    */
-  failOutConnections(connections = 1, status = 500): void {
-    this.outPlans.push({ plan: { status }, remaining: connections });
+  failOutConnections(connections = 1, status = 500, options: { retryAfterSeconds?: number } = {}): void {
+    this.outPlans.push({
+      plan: { status, retryAfterSeconds: options.retryAfterSeconds },
+      remaining: connections,
+    });
   }
 
   /** The next `.out` requests are never answered (no headers), as over a half-open connection. */
@@ -141,17 +149,23 @@ export class Faults {
    * final for a client), 502-504 as given, any other status as 500. A 429 carries
    * `x-ratelimit-limit`, `x-ratelimit-remaining: 0` and `x-ratelimit-reset`, `resetInMs`
    * away, written as `resetFormat` (default epoch ms; `epoch-seconds` and `delta-seconds`
-   * are rounded up).
+   * are rounded up). A 5xx carries `Retry-After: retryAfterSeconds` when that is given.
    */
   failAppends(
     count: number,
     status = 500,
-    options: { resetInMs?: number; limit?: number; resetFormat?: RateLimitResetFormat } = {},
+    options: {
+      resetInMs?: number;
+      limit?: number;
+      resetFormat?: RateLimitResetFormat;
+      retryAfterSeconds?: number;
+    } = {},
   ): void {
     const plan = appendFault('status', status);
     plan.resetInMs = options.resetInMs ?? 1000;
     plan.limit = options.limit ?? 60;
     plan.resetFormat = options.resetFormat ?? 'epoch-ms';
+    plan.retryAfterSeconds = options.retryAfterSeconds;
     this.appendFaults.push({ plan, remaining: count });
   }
 
@@ -254,7 +268,15 @@ export class Faults {
 }
 
 function appendFault(kind: AppendFault['kind'], status: number): AppendFault {
-  return { kind, status, resetInMs: 0, limit: 0, resetFormat: 'epoch-ms', store: true };
+  return {
+    kind,
+    status,
+    resetInMs: 0,
+    limit: 0,
+    resetFormat: 'epoch-ms',
+    retryAfterSeconds: undefined,
+    store: true,
+  };
 }
 
 function turnFault(

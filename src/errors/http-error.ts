@@ -29,11 +29,11 @@ export class HttpError extends DurableChatError {
   readonly serverMessage: string | undefined;
   readonly serverCode: string | undefined;
 
-  constructor(options: HttpErrorOptions & { code?: HttpErrorCode; retryable?: boolean }) {
+  constructor(options: HttpErrorOptions & { code?: HttpErrorCode; retryable?: boolean; message?: string }) {
     const code = options.code ?? 'HTTP_ERROR';
     super({
       code,
-      message: describeHttpFailure(options, code),
+      message: options.message ?? describeHttpFailure(options, code),
       retryable: options.retryable ?? false,
       status: options.status,
       cause: options.cause,
@@ -70,15 +70,24 @@ export class AuthError extends HttpError {
 /** 409: the session is closed. Terminal: stop reading, refuse later sends. */
 export class SessionClosedError extends HttpError {
   readonly closedReason: string | null;
+  /** Without `status`, the chat already knew it was closed: no request was answered 409 this time. */
   constructor(options: Partial<HttpErrorOptions> & { closedReason?: string | null }) {
+    const operation = options.operation ?? 'session';
+    const serverMessage = options.serverMessage ?? 'the session is closed';
+    const reason = options.closedReason ? ` (reason: ${options.closedReason})` : '';
+    const what =
+      options.status === undefined
+        ? `${operation}: the session is closed`
+        : describeHttpFailure({ status: options.status, operation, serverMessage }, 'SESSION_CLOSED');
     super({
       status: options.status ?? 409,
-      operation: options.operation ?? 'session',
-      serverMessage: options.serverMessage ?? 'the session is closed',
+      operation,
+      serverMessage,
       serverCode: options.serverCode,
       cause: options.cause,
       code: 'SESSION_CLOSED',
       retryable: false,
+      message: `${what}${reason}; it takes no more messages: start a new chat (a new chat id)`,
     });
     this.name = 'SessionClosedError';
     this.closedReason = options.closedReason ?? null;
@@ -115,9 +124,15 @@ export class RateLimitedError extends HttpError {
 
 /** 5xx: a transient failure on the server. Safe to retry with the same `X-Part-Id`. */
 export class ServerError extends HttpError {
-  constructor(options: HttpErrorOptions) {
+  /** The response's `Retry-After` (seconds, or a date in epoch ms): no retry before it. */
+  readonly resetAt: number | undefined;
+  /** The response's `Date` (epoch ms), as on `RateLimitedError`. */
+  readonly serverDate: number | undefined;
+  constructor(options: HttpErrorOptions & { resetAt?: number; serverDate?: number }) {
     super({ ...options, code: 'SERVER_ERROR', retryable: true });
     this.name = 'ServerError';
+    this.resetAt = options.resetAt;
+    this.serverDate = options.serverDate;
   }
 }
 
@@ -133,6 +148,11 @@ function dateHeader(headers: Headers | undefined, name = 'date'): number | undef
   if (raw == null) return undefined;
   const value = Date.parse(raw);
   return Number.isFinite(value) ? value : undefined;
+}
+
+/** HTTP's `Retry-After`: seconds from now (read as `normalizeResetAt`'s delta form) or a date (epoch ms). */
+function retryAfter(headers: Headers | undefined): number | undefined {
+  return numberHeader(headers, 'retry-after') ?? dateHeader(headers, 'retry-after');
 }
 
 /**
@@ -162,18 +182,16 @@ export function httpErrorFromResponse(options: {
   if (status === 429) {
     return new RateLimitedError({
       ...base,
-      // Else HTTP's own `Retry-After`: seconds from now (read as `x-ratelimit-reset`'s delta
-      // form, see `normalizeResetAt`) or an HTTP date (epoch ms).
-      resetAt:
-        numberHeader(headers, 'x-ratelimit-reset') ??
-        numberHeader(headers, 'retry-after') ??
-        dateHeader(headers, 'retry-after'),
+      // Else HTTP's own `Retry-After`.
+      resetAt: numberHeader(headers, 'x-ratelimit-reset') ?? retryAfter(headers),
       limit: numberHeader(headers, 'x-ratelimit-limit'),
       remaining: numberHeader(headers, 'x-ratelimit-remaining'),
       serverDate: dateHeader(headers),
     });
   }
-  if (status >= 500) return new ServerError(base);
+  // A 503 may say when to come back (a deploy, an overload): retrying sooner only adds load.
+  if (status >= 500)
+    return new ServerError({ ...base, resetAt: retryAfter(headers), serverDate: dateHeader(headers) });
   if (status === 400) return new HttpError({ ...base, code: 'BAD_REQUEST' });
   if (status === 404) return new HttpError({ ...base, code: 'NOT_FOUND' });
   return new HttpError(base);

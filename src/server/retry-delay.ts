@@ -1,5 +1,6 @@
+import { normalizeResetAt } from '../client/retry-policy.js';
 import type { DurableChatError } from '../errors/durable-chat-error.js';
-import { RateLimitedError } from '../errors/http-error.js';
+import { RateLimitedError, ServerError } from '../errors/http-error.js';
 
 export interface RetryOptions {
   /** Retries after the first attempt. Default 3; 0 turns retrying off. */
@@ -43,8 +44,9 @@ export function retryDelay(input: RetryDecisionInput): number | undefined {
   const rateLimited = error.code === 'RATE_LIMITED';
   const transient = error.code === 'SERVER_ERROR' || error.code === 'NETWORK_ERROR';
   if (!rateLimited && !(transient && idempotent)) return undefined;
-  if (error instanceof RateLimitedError && error.resetAt !== undefined) {
-    const wait = Math.max(0, error.resetAt - input.now);
+  // The service's reset, or a 503's Retry-After: epoch ms, epoch seconds or seconds from now.
+  if ((error instanceof RateLimitedError || error instanceof ServerError) && error.resetAt !== undefined) {
+    const wait = Math.max(0, normalizeResetAt(error.resetAt, input.now) - input.now);
     return wait > options.maxDelayMs ? undefined : wait;
   }
   const ceiling = Math.min(options.maxDelayMs, options.minDelayMs * 2 ** (attempt - 1));

@@ -115,6 +115,26 @@ describe('SessionClient.append', () => {
     client.close();
   });
 
+  it("waits for a 503's Retry-After before retrying, and fails at once when it is too far away", async () => {
+    const { client, chatId } = makeClient({ retry: { maxRateLimitWaitMs: 5_000 } });
+    await client.preload();
+    server.faults.failAppends(1, 503, { retryAfterSeconds: 1 });
+    const started = Date.now();
+    const result = await client.append(say(chatId, 'after the deploy'));
+    expect(result.attempts).toBe(2);
+    // Without the header the first retry comes within 25 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    server.faults.failAppends(1, 503, { retryAfterSeconds: 3_600 });
+    const giveUp = Date.now();
+    await expect(client.append(say(chatId, 'during maintenance'))).rejects.toMatchObject({
+      code: 'SERVER_ERROR',
+      status: 503,
+    });
+    expect(Date.now() - giveUp).toBeLessThan(900);
+    server.faults.reset();
+    client.close();
+  });
+
   it('survives a lost append response: the retry is stored once', async () => {
     const { client, chatId } = makeClient();
     await client.preload();
@@ -413,6 +433,18 @@ describe('SessionClient.readOut', () => {
     expect(events.filter((event) => event.type === 'session-closed')).toEqual([
       expect.objectContaining({ reason: 'archived by admin' }),
     ]);
+    client.close();
+  });
+
+  it("waits for a 503's Retry-After before reading .out again", async () => {
+    const { client, chatId } = makeClient();
+    await client.append(say(chatId, 'read me after the deploy'));
+    server.faults.failOutConnections(1, 503, { retryAfterSeconds: 1 });
+    const started = Date.now();
+    const items = await readTurn(client, undefined);
+    expect(items.at(-1)).toMatchObject({ kind: 'control', control: 'turn-complete' });
+    // Without the header the first reconnect comes within 25 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     client.close();
   });
 

@@ -162,6 +162,25 @@ describe('httpErrorFromResponse edge cases', () => {
     expect(rateLimitDelay(1, far.resetAt, now, defaults, 0)).toBeUndefined();
   });
 
+  it("reads a 5xx's Retry-After like a 429's, and leaves it undefined without one", () => {
+    const now = Date.UTC(2026, 10, 29, 12, 0, 0);
+    const defaults = resolveRetryOptions(undefined);
+    const seconds = map(503, undefined, new Headers({ 'retry-after': '3' })) as ServerError;
+    expect(seconds).toBeInstanceOf(ServerError);
+    expect(rateLimitDelay(1, seconds.resetAt, now, defaults, 0)).toBe(3_000);
+    const date = new Date(now + 4_000).toUTCString();
+    expect(
+      rateLimitDelay(
+        1,
+        (map(502, undefined, new Headers({ 'retry-after': date })) as ServerError).resetAt,
+        now,
+        defaults,
+        0,
+      ),
+    ).toBe(4_000);
+    expect(map(500)).toMatchObject({ code: 'SERVER_ERROR', resetAt: undefined });
+  });
+
   it('SessionClosedError defaults to 409 and a null reason', () => {
     expect(new SessionClosedError({})).toMatchObject({
       status: 409,

@@ -1,12 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectionError } from '../../src/errors/connection-error.js';
-import { AuthError, RateLimitedError, ServerError } from '../../src/errors/http-error.js';
+import type { DurableChatError } from '../../src/errors/durable-chat-error.js';
+import {
+  AuthError,
+  httpErrorFromResponse,
+  RateLimitedError,
+  ServerError,
+} from '../../src/errors/http-error.js';
 import { DEFAULT_RETRY_OPTIONS, retryDelay } from '../../src/server/retry-delay.js';
 
 const options = { retries: 3, minDelayMs: 100, maxDelayMs: 1_000 };
 const serverError = new ServerError({ status: 503, operation: 'create session' });
 const networkError = new ConnectionError({ code: 'NETWORK_ERROR', message: 'down' });
-const base = { idempotent: true, options, now: 10_000 };
+const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
+const base = { idempotent: true, options, now: NOW };
 
 describe('retryDelay', () => {
   it('doubles the backoff per attempt, half of it jittered, capped at maxDelayMs', () => {
@@ -48,15 +55,29 @@ describe('retryDelay', () => {
   });
 
   it('waits for a 429 until the reset time, even when not idempotent', () => {
-    const error = new RateLimitedError({ status: 429, operation: 'create session', resetAt: 10_400 });
+    const error = new RateLimitedError({ status: 429, operation: 'create session', resetAt: NOW + 400 });
     expect(retryDelay({ ...base, idempotent: false, error, attempt: 1, random: () => 0 })).toBe(400);
-    const past = new RateLimitedError({ status: 429, operation: 'create session', resetAt: 9_000 });
+    const past = new RateLimitedError({ status: 429, operation: 'create session', resetAt: NOW - 1_000 });
     expect(retryDelay({ ...base, error: past, attempt: 1, random: () => 0 })).toBe(0);
   });
 
   it('does not wait for a 429 whose reset is beyond maxDelayMs', () => {
-    const error = new RateLimitedError({ status: 429, operation: 'create session', resetAt: 10_000 + 1_001 });
+    const error = new RateLimitedError({ status: 429, operation: 'create session', resetAt: NOW + 1_001 });
     expect(retryDelay({ ...base, error, attempt: 1, random: () => 0 })).toBeUndefined();
+  });
+
+  it('reads a reset in epoch seconds or seconds from now, and a Retry-After on a 429 or a 503', () => {
+    const at = (status: number, headers: Record<string, string>) =>
+      httpErrorFromResponse({ status, operation: 'create session', headers: new Headers(headers) });
+    const wait = (error: DurableChatError, idempotent = true) =>
+      retryDelay({ ...base, idempotent, error, attempt: 1, random: () => 0 });
+    expect(wait(at(429, { 'x-ratelimit-reset': String(NOW / 1000 + 1) }))).toBe(1_000);
+    expect(wait(at(429, { 'retry-after': '1' }))).toBe(1_000);
+    expect(wait(at(503, { 'retry-after': new Date(NOW + 1_000).toUTCString() }))).toBe(1_000);
+    // Before, `resetAt - now` read these as long past: an immediate retry.
+    expect(wait(at(503, { 'retry-after': '2' }))).toBeUndefined(); // beyond maxDelayMs (1 s here)
+    // A 503 is still retried only when the request is idempotent, Retry-After or not.
+    expect(wait(at(503, { 'retry-after': '1' }), false)).toBeUndefined();
   });
 
   it('uses backoff for a 429 without a reset header', () => {

@@ -112,6 +112,7 @@ function faultResponse(c: AppContext, context: DevServerContext, fault: AppendFa
   // A refusal (4xx) is final for the client: `failAppends(1, 400)` must not read as a 500.
   if (fault.status >= 400 && fault.status < 500)
     return appendError(c, fault.status as ErrorStatus, 'the append is refused (injected fault)');
+  if (fault.retryAfterSeconds !== undefined) c.header('retry-after', String(fault.retryAfterSeconds));
   const status: ErrorStatus =
     fault.status === 502 || fault.status === 503 || fault.status === 504 ? fault.status : 500;
   return appendError(c, status, 'transient failure on the durable stream (injected fault)');

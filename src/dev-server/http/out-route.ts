@@ -41,7 +41,8 @@ function startSeq(lastEventId: string | undefined): number {
 const REFUSAL_STATUSES: readonly ErrorStatus[] = [401, 403, 404, 409, 429, 500, 502, 503, 504];
 
 /** A `.out` request refused by a fault; 409 as for a closed session, with its machine code. */
-function refusal(c: Context, requested: number, session: Session): Response {
+function refusal(c: Context, requested: number, session: Session, retryAfterSeconds?: number): Response {
+  if (retryAfterSeconds !== undefined) c.header('retry-after', String(retryAfterSeconds));
   const status = REFUSAL_STATUSES.find((candidate) => candidate === requested) ?? 500;
   if (status === 409) {
     return errorResponse(c, 409, 'the session is closed (injected fault)', {
@@ -94,7 +95,7 @@ export function mountOutRoute(app: DevHono, context: DevServerContext): void {
       await hangUntilGone(context, c.req.raw.signal);
       return dropConnection(c);
     }
-    if (plan.status !== undefined) return refusal(c, plan.status, session);
+    if (plan.status !== undefined) return refusal(c, plan.status, session, plan.retryAfterSeconds);
     const settled = c.req.header(HEADER.peekSettled) === '1' && isSettled(session);
     const headers: Record<string, string> = {
       ...CORS_HEADERS,
