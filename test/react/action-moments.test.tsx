@@ -359,7 +359,9 @@ const MOMENTS: Record<string, Moment> = {
       owner.page.holdAppendResponse(TEXT);
       return { pause: pauseTurn(owner.chatId, TEXT, 0) };
     },
-    caughtUp: () => true,
+    // The second tab shows the message once it has heard of the turn: a Stop pressed before
+    // that has no turn to stop (and under load that news may come after the moment is reached).
+    caughtUp: (tab) => tab.transcript()[0] === `user: ${TEXT}`,
     reach: (owner, { pause }) =>
       waitFor(
         () => owner.page.holding === 1 && pause?.reached === true,
