@@ -10,6 +10,7 @@
 import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
+import { httpErrorFromResponse } from '../../src/errors/http-error.js';
 import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
 import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
@@ -204,6 +205,50 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
         pause.release();
         // The reloaded page stopped it behind its message (the other tab had no session to append to).
         await endsUnanswered({ chatId, other, reloaded, otherApp, pageApp }, 2);
+      } finally {
+        stopRelay();
+      }
+    },
+  );
+
+  it.each([['Web Locks'], ['BroadcastChannel lease']])(
+    'a new chat’s first message, its page reloaded before the session existed, the route then refusing the start (401): the error shows, the message stays, the other tab is not left waiting (%s)',
+    async (mode) => {
+      let stopRelay = () => {};
+      try {
+        const { chatId, tabs, other, page, otherApp, pageApp } = await sentBeforeSession(
+          open,
+          mode,
+          'sessionless-refused',
+        );
+        let refuse = (_error: unknown) => {};
+        const refused = new Promise<void>((_resolve, reject) => {
+          refuse = reject;
+        });
+        page.unmount();
+        const reloaded = open('page reloaded', chatId, tabs, pageApp, refused);
+        await waitForDom(() => expect(reloaded.tab().owner).toBe(true), { timeout: 5_000 });
+        stopRelay = relayStorageEvents(chatId);
+        await waitForDom(() => expect(other.tab().following).toBe(true), { timeout: 5_000 });
+        // What the route client throws for the app's route answering 401 (signed out meanwhile).
+        refuse(httpErrorFromResponse({ status: 401, operation: 'chat route start' }));
+        await waitForDom(() => expect(reloaded.status()).toBe('error'), { timeout: 10_000 });
+        expect(reloaded.error()).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+        expect(pageApp.errors.map(({ error }) => (error as { code?: string }).code)).toEqual([
+          'UNAUTHORIZED',
+        ]);
+        // The message stays where it was sent; nothing reached the service.
+        expect(reloaded.transcript()).toEqual(['user: hello']);
+        // The other tab stops following the turn that cannot start, and is ready to send (its own
+        // start may well be allowed); it appended nothing and shows the message as the page does.
+        await waitForDom(() => expect(other.tab().following).toBe(false), { timeout: 5_000 });
+        await waitForDom(() => expect(other.status()).toBe('ready'));
+        expect(other.transcript()).toEqual(['user: hello']);
+        expect(server.inspect(chatId)).toBeUndefined();
+        expect(appendKinds(otherApp.recorder.requests)).toEqual([]);
+        expect(otherApp.errors).toEqual([]);
+        other.unmount();
+        reloaded.unmount();
       } finally {
         stopRelay();
       }
