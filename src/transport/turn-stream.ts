@@ -208,6 +208,13 @@ export class TurnStream {
   // What was emitted.
   #content = false;
   #firstChunkSeen = false;
+  /**
+   * Structural chunks (`start`, `start-step`, ...) read before the reply's first content, not
+   * handed over yet; `undefined` once content came. The AI SDK adds the assistant message on
+   * `start`: a reply stopped (or ended) before any content would stay an empty bubble, which a
+   * reload never shows (nothing of it is in the app's transcript, and a replay drops it too).
+   */
+  #leading: UIMessageChunk[] | undefined = [];
   /** After `upgrade-required` the new run re-streams the turn from its start: compare to this. */
   readonly #emitted = new EmittedLog();
   /** After an upgrade whose new run answers differently: how its chunks are carried on. */
@@ -995,12 +1002,28 @@ export class TurnStream {
   #emitAll(chunks: UIMessageChunk[]): void {
     if (this.#phase.type === 'ended' || chunks.length === 0) return;
     for (const chunk of chunks) this.#note(chunk);
-    if (!this.#detached) this.#outbox.pushAll(chunks);
+    if (this.#detached) return;
+    if (this.#leading === undefined) this.#outbox.pushAll(chunks);
+    else this.#pastLeading(chunks);
   }
 
   #emit(chunk: UIMessageChunk): void {
     this.#note(chunk);
-    if (!this.#detached) this.#outbox.push(chunk);
+    if (this.#detached) return;
+    if (this.#leading === undefined) this.#outbox.push(chunk);
+    else this.#pastLeading([chunk]);
+  }
+
+  /** Holds `chunks` while the reply has no content yet; with its first content, hands over what was held too. */
+  #pastLeading(chunks: UIMessageChunk[]): void {
+    const leading = this.#leading as UIMessageChunk[];
+    if (!this.#content) {
+      leading.push(...chunks);
+      return;
+    }
+    this.#leading = undefined;
+    leading.push(...chunks);
+    this.#outbox.pushAll(leading);
   }
 
   /** Bookkeeping for a chunk about to be emitted: first-chunk event, content flag, dedupe log. */
