@@ -36,6 +36,8 @@ export class PersistenceBinding {
   #closedAt: number | undefined;
   /** Holds in force (see `hold`): while any is, nothing is written. */
   #holds = 0;
+  /** The next save goes through the holds (see `saveThroughHolds`). */
+  #forced = false;
 
   readonly #chatId: string;
   readonly #store: SessionStore;
@@ -152,6 +154,15 @@ export class PersistenceBinding {
     };
   }
 
+  /**
+   * Writes the state once, held or not: what only this page knows as it leaves (a send it
+   * noted, see `SessionChatTransport.noteIfLeaving`) is lost if it waits for the holds to end.
+   */
+  saveThroughHolds(): void {
+    this.#forced = true;
+    this.#schedule();
+  }
+
   dispose(): void {
     this.#disposed = true;
     this.#unsubscribe?.();
@@ -159,7 +170,7 @@ export class PersistenceBinding {
   }
 
   #schedule(): void {
-    if (this.#holds > 0) return;
+    if (this.#holds > 0 && !this.#forced) return;
     if (this.#saving) {
       this.#dirty = true;
       return;
@@ -177,7 +188,8 @@ export class PersistenceBinding {
     try {
       do {
         this.#dirty = false;
-        if (this.#holds > 0) break;
+        if (this.#holds > 0 && !this.#forced) break;
+        this.#forced = false;
         const state = this.#store.getState();
         if (state.closed) this.#closedAt ??= this.#now();
         const keepToken = this.#adapter.scope !== undefined;

@@ -444,6 +444,11 @@ export class SessionClient {
     return this.#persistence?.hold() ?? (() => {});
   }
 
+  /** Writes the record once now, held or not (see `PersistenceBinding.saveThroughHolds`). */
+  saveThroughHolds(): void {
+    this.#persistence?.saveThroughHolds();
+  }
+
   /** Releases every reader and stops persisting. The store keeps its last state. */
   close(): void {
     for (const reader of this.#readers) reader.abort();

@@ -536,7 +536,15 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   ): TurnEntry | undefined {
     const state = entry.client.getState();
     if (state.closed || state.turnLive) return undefined;
-    return entry.ledger.goLive(kind, { partId, body, startCursor: state.lastEventId, priorSeq: undefined });
+    const noted = entry.ledger.goLive(kind, {
+      partId,
+      body,
+      startCursor: state.lastEventId,
+      priorSeq: undefined,
+    });
+    // A page that followed another tab's turn holds the record (see `TabLife`): written anyway.
+    entry.client.saveThroughHolds();
+    return noted;
   }
 
   async #sendTurn(
