@@ -22,7 +22,13 @@ export function endLiveTurn(store: SessionStore, event: 'over' | 'stopped' = 'ov
  */
 export function foundLiveTurn(
   store: SessionStore,
-  mark: { startCursor: number | undefined; stored: boolean; seq?: number; priorSeq?: number },
+  mark: {
+    startCursor: number | undefined;
+    stored: boolean;
+    seq?: number;
+    priorSeq?: number;
+    partId?: string;
+  },
 ): void {
   const { turns } = store.getState();
   if (turns.some(isLiveTurn)) return;
@@ -33,6 +39,8 @@ export function foundLiveTurn(
     startCursor: mark.startCursor,
     seq: mark.seq,
     priorSeq: mark.priorSeq,
+    // The other tab's append, when it names it: a record written later still saying it is unsent is not news.
+    ...(mark.partId === undefined ? {} : { partId: mark.partId }),
   };
   writeTurns(store, [...turns, found]);
 }

@@ -2,6 +2,7 @@ import { endLiveTurn, foundLiveTurn } from '../client/live-turn.js';
 import type { PersistedChatRecord } from '../client/persistence.js';
 import type { SessionClient } from '../client/session-client.js';
 import type { ChatSessionState } from '../client/session-store.js';
+import { liveTurn } from '../client/turn-records.js';
 import { readTokenClaims } from '../protocol/token-claims.js';
 
 /** `newer` expires later than `current` (a token without `exp` never wins over one with it). */
@@ -35,7 +36,14 @@ export function adoptPersistedRecord(client: SessionClient, record: PersistedCha
   const remote = record.lastEventId;
   const atLeastAsFar = remote !== undefined && (local === undefined || remote >= local);
   if (atLeastAsFar && remote !== local) patch.lastEventId = remote;
-  const startsTurn = record.turnLive && !state.turnLive && (atLeastAsFar || local === undefined);
+  // A send its page noted as it left, unanswered (see `SessionChatTransport.noteIfLeaving`), is
+  // news however little of `.out` that page had read (this tab read past it: a turn it stopped
+  // there, a trailing record). It is told from an old turn by its part id: a turn this tab
+  // followed or sent keeps it in its ledger.
+  const live = liveTurn(record.turns ?? []);
+  const partId = live?.state === 'sent' && live.body !== undefined ? live.partId : undefined;
+  const noted = partId !== undefined && !state.turns.some((turn) => turn.partId === partId);
+  const startsTurn = record.turnLive && !state.turnLive && (atLeastAsFar || local === undefined || noted);
   // The live turn's message (another tab's newer turn may have replaced it while this one was live).
   if (record.turnLive && (startsTurn || atLeastAsFar) && record.turnMessage !== state.turnMessage)
     patch.turnMessage = record.turnMessage;
@@ -44,7 +52,9 @@ export function adoptPersistedRecord(client: SessionClient, record: PersistedCha
     // Found live in this tab's ledger (the record's live entry, read into the fields beside it),
     // told by the input it answers as the other tab tells it.
     foundLiveTurn(client.store, {
-      startCursor: record.turnStartCursor,
+      // Not sent yet: its reply comes after all this tab has read.
+      startCursor: atLeastAsFar || local === undefined ? record.turnStartCursor : local,
+      partId: live?.partId,
       stored: false,
       seq: record.turnInSeq,
       priorSeq: record.turnPriorInSeq,
