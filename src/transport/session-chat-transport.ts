@@ -91,7 +91,7 @@ interface ChatEntry {
   /** A send noted as the page left before it reached the transport (see `noteIfLeaving`). */
   leftSend: { body: string; partId: string; noted: TurnEntry } | undefined;
   /** The unanswered append this page is sending again, until it is answered: a stop before it went out cancels it. */
-  resending: { partId: string; abort: AbortController } | undefined;
+  resending: { partId: string; abort: AbortController; answer?: Promise<AppendAnswer> } | undefined;
 }
 
 /** What a resumed turn knows of its own append (see `SessionChatTransport.ownInput`). */
@@ -788,35 +788,41 @@ export class SessionChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   #resendPending(entry: ChatEntry, pending: { partId: string; body: string }): Promise<AppendAnswer> {
     const { client, ledger } = entry;
     const { partId } = pending;
+    // A takeover's resend still out when the turn's resume asks for it (or the other way round): one append.
+    const inFlight = entry.resending?.partId === partId ? entry.resending.answer : undefined;
+    if (inFlight !== undefined) return inFlight;
     entry.resentParts ??= new Set();
     entry.resentParts.add(partId);
     const owner = client.getState().turns.find((record) => record.partId === partId);
     const target = owner === undefined ? undefined : ledger.entry(owner.id);
-    const resending = { partId, abort: new AbortController() };
+    const resending: NonNullable<ChatEntry['resending']> = { partId, abort: new AbortController() };
     entry.resending = resending;
     const done = () => {
       if (entry.resending === resending) entry.resending = undefined;
     };
-    return client.appendBody(pending.body, 'message', { partId, signal: resending.abort.signal }).then(
-      (result): AppendAnswer => {
-        done();
-        this.#noteInSeq(entry, result.seq);
-        if (target !== undefined) ledger.answer(target, { ok: true, seq: result.seq });
-        return { ok: true, seq: result.seq };
-      },
-      (error: unknown): AppendAnswer => {
-        done();
-        if (resending.abort.signal.aborted) return { ok: false, error };
-        entry.inSeq = undefined;
-        // Refused outright: it never was stored, and its turn is not live.
-        if (target !== undefined && refusedForGood(error)) ledger.move(target, { type: 'refused' });
-        if (isDurableChatError(error))
-          client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
-        else
-          client.environment.warn(`could not send chat ${client.chatId}'s message again: ${String(error)}`);
-        return { ok: false, error };
-      },
-    );
+    resending.answer = client
+      .appendBody(pending.body, 'message', { partId, signal: resending.abort.signal })
+      .then(
+        (result): AppendAnswer => {
+          done();
+          this.#noteInSeq(entry, result.seq);
+          if (target !== undefined) ledger.answer(target, { ok: true, seq: result.seq });
+          return { ok: true, seq: result.seq };
+        },
+        (error: unknown): AppendAnswer => {
+          done();
+          if (resending.abort.signal.aborted) return { ok: false, error };
+          entry.inSeq = undefined;
+          // Refused outright: it never was stored, and its turn is not live.
+          if (target !== undefined && refusedForGood(error)) ledger.move(target, { type: 'refused' });
+          if (isDurableChatError(error))
+            client.emit({ type: 'error', chatId: client.chatId, error, fatal: false });
+          else
+            client.environment.warn(`could not send chat ${client.chatId}'s message again: ${String(error)}`);
+          return { ok: false, error };
+        },
+      );
+    return resending.answer;
   }
 
   /**
