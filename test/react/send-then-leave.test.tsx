@@ -11,9 +11,9 @@ import type { DevServer } from '../../src/dev-server/index.js';
 import type { LockManagerLike } from '../../src/session/tab-channel.js';
 import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
 import { MemoryLocks } from '../session/support/memory-locks.js';
-import { startMomentsServer } from '../transport/support/moments.js';
-import { nextChatId } from './support/harness.js';
-import { newApp, nodeChannel, twoTabPaths } from './support/two-tab-app.js';
+import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
+import { appendKinds, nextChatId } from './support/harness.js';
+import { newApp, nodeChannel, relayStorageEvents, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -80,4 +80,65 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
       again.unmount();
     },
   );
+
+  /**
+   * How the turn before the follow-up went: `page` drove it, or stopped it mid-reply (the other
+   * tab reads it to its end: its cursor goes past the page's), or `other` drove it and the page
+   * followed.
+   */
+  const before = [['the page drove'], ['the page stopped'], ['the other tab drove']] as const;
+  describe.each([['Web Locks'], ['BroadcastChannel lease']])('%s', (mode) => {
+    it.each(before)(
+      'a follow-up sent right before its tab closes, another tab open (%s the turn before): that tab sends it once and shows the reply',
+      async (previous) => {
+        const chatId = nextChatId('send-then-leave-other');
+        const locks = new MemoryLocks();
+        const tabsOf = (manager: LockManagerLike): TabCoordinationOptions => ({
+          locks: mode === 'Web Locks' ? manager : null,
+          broadcastChannel: nodeChannel,
+        });
+        const pageApp = newApp();
+        const otherApp = newApp();
+        const stopRelay = relayStorageEvents(chatId);
+        try {
+          const other = open('other', chatId, tabsOf(locks), otherApp);
+          await waitForDom(() => expect(other.status()).toBe('ready'));
+          const pageLocks = lockGrantedLater(locks);
+          const page = open('page', chatId, tabsOf(pageLocks.manager), pageApp);
+          const paused = previous === 'the page stopped' ? pauseTurn(chatId, 'first', 4) : undefined;
+          (previous === 'the other tab drove' ? other : page).send('first');
+          if (paused !== undefined) {
+            await waitForDom(() => expect(paused.reached).toBe(true), { timeout: 10_000 });
+            await waitForDom(() => expect(other.transcript()).toHaveLength(2), { timeout: 10_000 });
+            page.stop();
+            await sleep(50);
+            paused.release();
+          }
+          await waitForDom(() => expect(other.status()).toBe('ready'), { timeout: 10_000 });
+          await waitForDom(() => expect(page.status()).toBe('ready'), { timeout: 10_000 });
+          await sleep(300);
+          const first = page.transcript();
+          expect(other.transcript()).toEqual(first);
+          page.send('second');
+          await sleep(5);
+          expect(server.inspect(chatId)?.in.nextSeq).toBe(paused === undefined ? 1 : 2);
+          window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }));
+          pageLocks.tab.closed = true;
+          page.unmount();
+          const both = [...first, 'user: second', 'assistant: Echo: second'];
+          await waitForDom(() => expect(other.transcript()).toEqual(both), { timeout: 10_000 });
+          await waitForDom(() => expect(other.status()).toBe('ready'));
+          await sleep(300);
+          expect(other.transcript()).toEqual(both);
+          expect(server.inspect(chatId)?.in.nextSeq).toBe(paused === undefined ? 2 : 3);
+          const ownBefore = previous === 'the other tab drove' ? ['message'] : [];
+          expect(appendKinds(otherApp.recorder.requests)).toEqual([...ownBefore, 'message']);
+          expect(otherApp.errors).toEqual([]);
+          other.unmount();
+        } finally {
+          stopRelay();
+        }
+      },
+    );
+  });
 });
