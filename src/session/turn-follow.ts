@@ -41,7 +41,7 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
   /** Another tab's turn, announced while this chat was busy (its own send waiting for the lock): shown once idle. */
   #pendingTurn: RemoteTurn<UI_MESSAGE> | undefined;
   #attached = false;
-  /** The status `observe` saw last (`clearError` is told by error → ready). */
+  /** The status `observe` saw last (`clearError` is told by a return to ready). */
   #previousStatus: ChatStatus | undefined;
   #wasBusy: boolean | undefined;
   /** The request in progress is this tab's own (no followed request was in flight when it began). */
@@ -99,7 +99,8 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
   }
 
   /**
-   * The chat's status or error may have changed. `clearError()` (error → ready) lets go of the
+   * The chat's status or error may have changed. Back to ready without an error (`clearError()`,
+   * or a followed reply that ended after a refused send) lets go of the
    * failure in `session.status` too; a request that ends is the time to apply what waited for
    * the chat to be idle, and, when the reply was this tab's own, to tell the other tabs its
    * final form.
@@ -109,7 +110,9 @@ export class TurnFollow<UI_MESSAGE extends UIMessage> {
     const current = this.#chat();
     const previous = this.#previousStatus ?? current.status;
     this.#previousStatus = current.status;
-    if (previous === 'error' && current.status === 'ready' && current.error === undefined)
+    // Also error → streaming → ready: a send refused (`TURN_IN_OTHER_TAB`) while this tab already
+    // followed the other tab's turn; that resume, older than the refusal, cannot clear it itself.
+    if (previous !== 'ready' && current.status === 'ready' && current.error === undefined)
       handle.activity.clearError();
     const busy = isBusy(current.status);
     if (busy === this.#wasBusy) {

@@ -65,6 +65,38 @@ describe('TurnFollow', () => {
     expect(resumes).toEqual([1]);
   });
 
+  it('lets go of a refused send’s error in session.status when the followed reply it came during ends (error → streaming → ready)', () => {
+    const handle = fakeHandle();
+    let cleared = 0;
+    handle.activity = {
+      clearError: () => {
+        cleared++;
+      },
+    };
+    const chat: FollowableChat = {
+      status: 'streaming',
+      messages: [],
+      setMessages() {},
+      resumeStream: () => Promise.resolve(),
+    };
+    const follow = new TurnFollow(handle as unknown as ChatSessionHandle, () => chat);
+    follow.attach();
+    follow.observe();
+    // This tab follows the other tab's reply; a send here is refused meanwhile (TURN_IN_OTHER_TAB).
+    chat.status = 'error';
+    chat.error = new Error('TURN_IN_OTHER_TAB');
+    follow.observe();
+    expect(cleared).toBe(0);
+    // The followed reply writes on (the AI SDK says streaming, its error gone), then ends.
+    chat.status = 'streaming';
+    chat.error = undefined;
+    follow.observe();
+    expect(cleared).toBe(0);
+    chat.status = 'ready';
+    follow.observe();
+    expect(cleared).toBe(1);
+  });
+
   it("applies another tab's final reply to the chat's messages as they are, not to the committed render's: a message sent since stays", () => {
     const handle = fakeHandle();
     const reply = (text: string): UIMessage => ({
