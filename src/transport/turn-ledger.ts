@@ -41,7 +41,9 @@ export class TurnEntry {
 
   constructor(store: SessionStore, record: TurnRecord, answer: Promise<AppendAnswer> | undefined) {
     this.#store = store;
-    this.#last = record;
+    // Without its body (the append's, the user's whole message): the ledger drops that once the
+    // append is answered, and this fallback would keep it for as long as the entry lives.
+    this.#last = record.body === undefined ? record : { ...record, body: undefined };
     this.answer = answer;
     this.id = record.id;
     this.kind = record.kind;
