@@ -2,11 +2,9 @@
 import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
-import { MemoryLocks } from '../session/support/memory-locks.js';
 import { startMomentsServer } from '../transport/support/moments.js';
-import { appendKinds, nextChatId } from './support/harness.js';
-import { newApp, nodeChannel, twoTabPaths } from './support/two-tab-app.js';
+import { appendKinds } from './support/harness.js';
+import { openTwoTabs, twoTabPaths } from './support/two-tab-app.js';
 
 // The session is closed on the server in the middle of a reply (an admin's close, an account
 // deleted): the run ends and `.out` says nothing more. Both tabs end the turn with the close and
@@ -24,16 +22,11 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
   it.each([['Web Locks'], ['BroadcastChannel lease']])(
     'a session closed mid-reply: both tabs show SESSION_CLOSED with its reason, and nothing is sent after it (%s)',
     async (mode) => {
-      const chatId = nextChatId('close-mid-reply');
-      const tabs: TabCoordinationOptions = {
-        locks: mode === 'Web Locks' ? new MemoryLocks() : null,
-        broadcastChannel: nodeChannel,
-      };
-      const ownerApp = newApp();
-      const otherApp = newApp();
-      const owner = open('owner', chatId, tabs, ownerApp);
-      const other = open('other', chatId, tabs, otherApp);
-      await waitForDom(() => expect(other.status()).toBe('ready'));
+      const { chatId, tabs, owner, other, ownerApp, otherApp } = await openTwoTabs(
+        open,
+        mode,
+        'close-mid-reply',
+      );
       owner.send('first');
       const first = ['user: first', 'assistant: Echo: first'];
       await waitForDom(() => expect(other.transcript()).toEqual(first), { timeout: 10_000 });

@@ -8,11 +8,9 @@
 import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
-import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
-import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
-import { appendKinds, nextChatId } from './support/harness.js';
-import { newApp, nodeChannel, twoTabPaths } from './support/two-tab-app.js';
+import { appendKinds } from './support/harness.js';
+import { openTwoTabs, twoTabPaths } from './support/two-tab-app.js';
 
 let server: DevServer;
 beforeAll(async () => {
@@ -28,16 +26,7 @@ describe.each(twoTabPaths(() => server))('%s', (_path, open) => {
   it.each([['Web Locks'], ['BroadcastChannel lease']])(
     'a second tab follows the next turn live while the agent has not written its first chunk (%s)',
     async (mode) => {
-      const chatId = nextChatId('follow-unstarted');
-      const tabs: TabCoordinationOptions = {
-        locks: mode === 'Web Locks' ? new MemoryLocks() : null,
-        broadcastChannel: nodeChannel,
-      };
-      const ownerApp = newApp();
-      const otherApp = newApp();
-      const owner = open('owner', chatId, tabs, ownerApp);
-      const other = open('other', chatId, tabs, otherApp);
-      await waitForDom(() => expect(other.status()).toBe('ready'));
+      const { chatId, owner, other, ownerApp, otherApp } = await openTwoTabs(open, mode, 'follow-unstarted');
       owner.send('first');
       const first = ['user: first', 'assistant: Echo: first'];
       await waitForDom(() => expect(other.transcript()).toEqual(first), { timeout: 10_000 });

@@ -11,18 +11,16 @@ import { waitFor as waitForDom } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/index.js';
 import { httpErrorFromResponse } from '../../src/errors/http-error.js';
-import type { TabCoordinationOptions } from '../../src/session/tab-coordinator.js';
-import { MemoryLocks } from '../session/support/memory-locks.js';
 import { pauseTurn, startMomentsServer } from '../transport/support/moments.js';
 import { appendKinds, nextChatId, recordingFetch } from './support/harness.js';
 import {
   type App,
-  nodeChannel,
   type Open,
   recordKey,
   relayStorageEvents,
   reloadSlowly,
   type Tab,
+  tabsFor,
   twoTabPaths,
 } from './support/two-tab-app.js';
 
@@ -42,10 +40,7 @@ const newApp = (): App => ({ saved: [], saves: [], errors: [], recorder: recordi
  */
 async function sentBeforeSession(open: Open, mode: string, name: string) {
   const chatId = nextChatId(name);
-  const tabs: TabCoordinationOptions = {
-    locks: mode === 'Web Locks' ? new MemoryLocks() : null,
-    broadcastChannel: nodeChannel,
-  };
+  const tabs = tabsFor(mode);
   const otherApp = newApp();
   const pageApp = newApp();
   const other = open('other', chatId, tabs, otherApp);

@@ -3,11 +3,14 @@
 // and loaded back as `messages` when a tab opens or reloads; tool approvals are answered with
 // `sendAutomaticallyWhen`. Used by the tab tests that reload one tab during the other's turn.
 import { BroadcastChannel as NodeBroadcastChannel } from 'node:worker_threads';
+import { waitFor as waitForDom } from '@testing-library/react';
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
+import { expect } from 'vitest';
 import type { DevServer } from '../../../src/dev-server/index.js';
 import type { BroadcastChannelLike } from '../../../src/session/tab-channel.js';
 import type { TabCoordinationOptions } from '../../../src/session/tab-coordinator.js';
-import { chatOptions, mountChat, recordingFetch } from './harness.js';
+import { MemoryLocks } from '../../session/support/memory-locks.js';
+import { chatOptions, mountChat, nextChatId, recordingFetch } from './harness.js';
 import { mountPlainChat, sessionOptions } from './plain-harness.js';
 
 /** Node's BroadcastChannel: tabs in one test process hear each other, as a browser's do. */
@@ -197,4 +200,22 @@ export function relayStorageEvents(chatId: string): () => void {
     window.dispatchEvent(new StorageEvent('storage', { key, newValue: value, storageArea: localStorage }));
   }, 10);
   return () => clearInterval(timer);
+}
+
+/** The tab coordination of a `mode` cell: Web Locks (in memory) or the BroadcastChannel lease. */
+export const tabsFor = (mode: string): TabCoordinationOptions => ({
+  locks: mode === 'Web Locks' ? new MemoryLocks() : null,
+  broadcastChannel: nodeChannel,
+});
+
+/** Two tabs open on a new chat, `owner` and `other`, each with its own app; `other` is ready. */
+export async function openTwoTabs(open: Open, mode: string, name: string) {
+  const chatId = nextChatId(name);
+  const tabs = tabsFor(mode);
+  const ownerApp = newApp();
+  const otherApp = newApp();
+  const owner = open('owner', chatId, tabs, ownerApp);
+  const other = open('other', chatId, tabs, otherApp);
+  await waitForDom(() => expect(other.status()).toBe('ready'));
+  return { chatId, tabs, owner, other, ownerApp, otherApp };
 }
