@@ -44,11 +44,16 @@ export function retryDelay(input: RetryDecisionInput): number | undefined {
   const rateLimited = error.code === 'RATE_LIMITED';
   const transient = error.code === 'SERVER_ERROR' || error.code === 'NETWORK_ERROR';
   if (!rateLimited && !(transient && idempotent)) return undefined;
-  // The service's reset, or a 503's Retry-After: epoch ms, epoch seconds or seconds from now.
-  if ((error instanceof RateLimitedError || error instanceof ServerError) && error.resetAt !== undefined) {
-    const wait = Math.max(0, normalizeResetAt(error.resetAt, input.now) - input.now);
-    return wait > options.maxDelayMs ? undefined : wait;
-  }
   const ceiling = Math.min(options.maxDelayMs, options.minDelayMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + input.random() * (ceiling / 2));
+  const backoff = Math.round(ceiling / 2 + input.random() * (ceiling / 2));
+  // The service's reset, or a 503's Retry-After (epoch ms, epoch seconds or seconds from now), on
+  // the server's clock when the response's Date says ours is off; never sooner than the backoff
+  // (a `Retry-After: 0` or a reset already past must not retry back to back).
+  if ((error instanceof RateLimitedError || error instanceof ServerError) && error.resetAt !== undefined) {
+    const { serverDate } = error;
+    const now = serverDate !== undefined && Math.abs(serverDate - input.now) > 2_000 ? serverDate : input.now;
+    const wait = Math.max(0, normalizeResetAt(error.resetAt, now) - now);
+    return wait > options.maxDelayMs ? undefined : Math.max(backoff, wait);
+  }
+  return backoff;
 }

@@ -1014,16 +1014,24 @@ export class TurnStream {
     else this.#pastLeading([chunk]);
   }
 
-  /** Holds `chunks` while the reply has no content yet; with its first content, hands over what was held too. */
+  /**
+   * Holds structural chunks while the reply has shown nothing; with its first content, hands over
+   * what was held too. A transient data part (a "searching…" status) goes ahead at once: the AI
+   * SDK only hands it to `onData`, so it makes no message, and a Stop after it must leave none.
+   */
   #pastLeading(chunks: UIMessageChunk[]): void {
     const leading = this.#leading as UIMessageChunk[];
-    if (!this.#content) {
-      leading.push(...chunks);
-      return;
+    for (let index = 0; index < chunks.length; index++) {
+      const chunk = chunks[index] as UIMessageChunk;
+      if (STRUCTURAL.has(chunk.type)) leading.push(chunk);
+      else if (chunk.type.startsWith('data-') && (chunk as { transient?: boolean }).transient === true)
+        this.#outbox.push(chunk);
+      else {
+        this.#leading = undefined;
+        this.#outbox.pushAll(index === 0 ? leading.concat(chunks) : leading.concat(chunks.slice(index)));
+        return;
+      }
     }
-    this.#leading = undefined;
-    leading.push(...chunks);
-    this.#outbox.pushAll(leading);
   }
 
   /** Bookkeeping for a chunk about to be emitted: first-chunk event, content flag, dedupe log. */
@@ -1098,7 +1106,19 @@ export class TurnStream {
     const { client } = this.#options;
     this.#options.onEnd?.(outcome);
     switch (outcome) {
-      case 'completed':
+      case 'completed': {
+        // A reply with nothing to show that finished as the agent meant it (a regenerate answered
+        // with metadata only): its `finish` and metadata reach the chat. A stopped one (its
+        // `abort`, or no `finish`) leaves no message.
+        const held = this.#leading;
+        if (
+          !this.#detached &&
+          !this.#stoppedElsewhere &&
+          held?.some((chunk) => chunk.type === 'finish') &&
+          !held.some((chunk) => chunk.type === 'abort')
+        )
+          this.#outbox.pushAll(held);
+        this.#leading = undefined;
         // The turn is over for this page only once the consumer has every chunk: a reload
         // before that replays the turn instead of losing its end.
         this.#outbox.close(() => {
@@ -1106,6 +1126,7 @@ export class TurnStream {
           this.#options.onOver?.();
         });
         return;
+      }
       case 'drained':
         // A resumed turn the peek found settled before any of it showed: it is not live.
         if (

@@ -57,8 +57,9 @@ describe('retryDelay', () => {
   it('waits for a 429 until the reset time, even when not idempotent', () => {
     const error = new RateLimitedError({ status: 429, operation: 'create session', resetAt: NOW + 400 });
     expect(retryDelay({ ...base, idempotent: false, error, attempt: 1, random: () => 0 })).toBe(400);
+    // A reset already past: the backoff, never a retry back to back.
     const past = new RateLimitedError({ status: 429, operation: 'create session', resetAt: NOW - 1_000 });
-    expect(retryDelay({ ...base, error: past, attempt: 1, random: () => 0 })).toBe(0);
+    expect(retryDelay({ ...base, error: past, attempt: 1, random: () => 0 })).toBe(50);
   });
 
   it('does not wait for a 429 whose reset is beyond maxDelayMs', () => {
@@ -78,6 +79,35 @@ describe('retryDelay', () => {
     expect(wait(at(503, { 'retry-after': '2' }))).toBeUndefined(); // beyond maxDelayMs (1 s here)
     // A 503 is still retried only when the request is idempotent, Retry-After or not.
     expect(wait(at(503, { 'retry-after': '1' }), false)).toBeUndefined();
+  });
+
+  it('never retries sooner than the backoff: Retry-After 0, negative, or a date already past', () => {
+    const wide = { ...base, options: { retries: 3, minDelayMs: 250, maxDelayMs: 5_000 } };
+    for (const value of ['0', '-5', new Date(NOW - 60_000).toUTCString()]) {
+      const error = httpErrorFromResponse({
+        status: 503,
+        operation: 'create session',
+        headers: new Headers({ 'retry-after': value }),
+      });
+      const delays = [1, 2, 3].map((attempt) => retryDelay({ ...wide, error, attempt, random: () => 0.5 }));
+      // The same 503 without Retry-After waits 188, 375, 750 ms (random 0.5).
+      expect(delays).toEqual([188, 375, 750]);
+    }
+  });
+
+  it("reads a Retry-After date on the server's clock when the response's Date says ours is off", () => {
+    const wide = { ...base, options: { retries: 3, minDelayMs: 250, maxDelayMs: 5_000 } };
+    // The server's clock is 10 minutes behind ours; it says 3 s from its now.
+    const serverNow = NOW - 600_000;
+    const error = httpErrorFromResponse({
+      status: 503,
+      operation: 'create session',
+      headers: new Headers({
+        'retry-after': new Date(serverNow + 3_000).toUTCString(),
+        date: new Date(serverNow).toUTCString(),
+      }),
+    });
+    expect(retryDelay({ ...wide, error, attempt: 1, random: () => 0 })).toBe(3_000);
   });
 
   it('uses backoff for a 429 without a reset header', () => {
