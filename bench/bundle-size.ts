@@ -60,8 +60,9 @@ export const SIZE_TARGET_BYTES = 25 * 1024;
 // baseURL refused at once. Guard 42.25 KB (185 bytes of margin). 42.3 KB (43,366 bytes) after
 // session 15: a 5xx's Retry-After and a closed session's message naming its reason (+102), a
 // reply's leading chunks held until its first content (+52), a send noted by a leaving page taken
-// by the tab left open, once (+141), the ledger's fallback without the body (+5). Guard 42.5 KB
-// (154 bytes of margin).
+// by the tab left open, once (+141), the ledger's fallback without the body (+5); 43,462 bytes
+// after the review's mend (+96: a finished reply with nothing to show kept, a transient data part
+// ahead of the held start). Guard 42.5 KB (58 bytes of margin).
 export const SIZE_GUARD_BYTES = 42.5 * 1024;
 
 /** Never part of the budget: the app installs these itself (peer dependencies). */
