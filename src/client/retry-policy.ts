@@ -99,6 +99,16 @@ export function normalizeResetAt(resetAt: number, now: number): number {
 const CLOCK_SKEW_SIGNIFICANT_MS = 2_000;
 
 /**
+ * Ms from `now` to a reset (`x-ratelimit-reset` or `Retry-After`, any form `normalizeResetAt`
+ * reads), on the server's clock when its `Date` (`serverDate`) says ours is off; never negative.
+ */
+export function untilReset(resetAt: number, now: number, serverDate?: number): number {
+  const serverNow =
+    serverDate !== undefined && Math.abs(serverDate - now) > CLOCK_SKEW_SIGNIFICANT_MS ? serverDate : now;
+  return Math.max(0, normalizeResetAt(resetAt, serverNow) - serverNow);
+}
+
+/**
  * Delay before retrying after a 429. With `x-ratelimit-reset` (epoch ms) the wait runs to
  * the reset plus a little jitter; without it, the ordinary backoff. Never shorter than the
  * backoff of that retry: a reset already past on this clock is never retried back to back.
@@ -116,9 +126,7 @@ export function rateLimitDelay(
 ): number | undefined {
   const floor = backoffDelay(retry, options, random);
   if (resetAt === undefined) return Math.max(floor, options.initialDelayMs);
-  const serverNow =
-    serverDate !== undefined && Math.abs(serverDate - now) > CLOCK_SKEW_SIGNIFICANT_MS ? serverDate : now;
-  const wait = Math.max(0, normalizeResetAt(resetAt, serverNow) - serverNow);
+  const wait = untilReset(resetAt, now, serverDate);
   if (wait > options.maxRateLimitWaitMs) return undefined;
   return Math.max(floor, wait + Math.floor(random * options.firstRetryDelayMs));
 }

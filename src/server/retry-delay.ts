@@ -1,4 +1,4 @@
-import { normalizeResetAt } from '../client/retry-policy.js';
+import { untilReset } from '../client/retry-policy.js';
 import type { DurableChatError } from '../errors/durable-chat-error.js';
 import { RateLimitedError, ServerError } from '../errors/http-error.js';
 
@@ -50,9 +50,7 @@ export function retryDelay(input: RetryDecisionInput): number | undefined {
   // the server's clock when the response's Date says ours is off; never sooner than the backoff
   // (a `Retry-After: 0` or a reset already past must not retry back to back).
   if ((error instanceof RateLimitedError || error instanceof ServerError) && error.resetAt !== undefined) {
-    const { serverDate } = error;
-    const now = serverDate !== undefined && Math.abs(serverDate - input.now) > 2_000 ? serverDate : input.now;
-    const wait = Math.max(0, normalizeResetAt(error.resetAt, now) - now);
+    const wait = untilReset(error.resetAt, input.now, error.serverDate);
     return wait > options.maxDelayMs ? undefined : Math.max(backoff, wait);
   }
   return backoff;
